@@ -1,0 +1,21 @@
+"""The physics core: no ROS import; usable as a plain Python library.
+
+Typical use::
+
+    from cond_ros import sim
+    builder = sim.ModelBuilder()
+    ...
+    simulator = sim.Simulator(builder.finalize(), dt=0.01, solver="cond")
+    stats = simulator.step()
+"""
+from .builder import ModelBuilder, body_point, box_inertia, particle, sphere_inertia, world_point
+from .model import Control, DampingPolicy, Model, PointKind, PotentialType, State
+from .simulator import SimulationError, Simulator
+from .solvers import SOLVERS, SolverBase, SolverCOND, SolverPenalty, StepStats, make_solver
+from .validate import ModelError
+
+__all__ = [
+    "Control", "DampingPolicy", "Model", "ModelBuilder", "ModelError", "PointKind", "PotentialType", "SOLVERS",
+    "SimulationError", "Simulator", "SolverBase", "SolverCOND", "SolverPenalty", "State", "StepStats",
+    "body_point", "box_inertia", "make_solver", "particle", "sphere_inertia", "world_point",
+]

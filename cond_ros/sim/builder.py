@@ -1,0 +1,261 @@
+"""``ModelBuilder``: collect a scene in plain Python lists, then ``finalize()`` a ``Model``.
+
+Every ``add_*`` method validates its arguments at once, so a bad value is
+reported where it was written (the error names the field), not during a step.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from . import validate as V
+from .collision import ColliderType
+from .model import DampingPolicy, Model, PointKind, PotentialType
+
+
+class Anchor(NamedTuple):
+    """One end of a potential: a world point, a particle, or a point on a body."""
+
+    kind: PointKind
+    index: int
+    local: tuple
+
+
+def world_point(p) -> Anchor:
+    return Anchor(PointKind.WORLD, -1, tuple(V.finite_array("world_point", p, (3,))))
+
+
+def particle(i: int) -> Anchor:
+    return Anchor(PointKind.PARTICLE, int(i), (0.0, 0.0, 0.0))
+
+
+def body_point(body: int, local=(0.0, 0.0, 0.0)) -> Anchor:
+    return Anchor(PointKind.BODY, int(body), tuple(V.finite_array("body_point.local", local, (3,))))
+
+
+def box_inertia(mass: float, half_extents) -> np.ndarray:
+    """Inertia of a solid box about its centre [kg m^2]."""
+    hx, hy, hz = 2.0 * np.asarray(half_extents, dtype=float)
+    return mass / 12.0 * np.diag([hy**2 + hz**2, hx**2 + hz**2, hx**2 + hy**2])
+
+
+def sphere_inertia(mass: float, radius: float) -> np.ndarray:
+    return 0.4 * mass * radius**2 * np.eye(3)
+
+
+def _frame_from_normal(normal) -> np.ndarray:
+    """A rotation whose local z is ``normal`` and local x is as close to world x as possible."""
+    n = normal / np.linalg.norm(normal)
+    ref = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    x = ref - n * (ref @ n)
+    x /= np.linalg.norm(x)
+    return np.column_stack([x, np.cross(n, x), n])
+
+
+class ModelBuilder:
+    """Scene assembly. Methods are prefix-first (``add_body``, ``add_shape_box``...)."""
+
+    def __init__(self, *, gravity=(0.0, 0.0, -9.81)):
+        self.gravity = V.finite_array("gravity", gravity, (3,))
+        self._particles = []  # (q, qd, mass, radius, mu)
+        self._bodies = []  # (q, quat, qd, mass, inertia)
+        self._contact_points = []  # (body, local, radius, mu)
+        self._potentials = []  # (type, (kind a, kind b), (idx a, idx b), (local a, local b), k, rest, damping)
+        self._colliders = []  # (type, pos, rot, size, mu)
+
+    # -- nodes and bodies -------------------------------------------------
+    def add_particle(self, pos, *, mass, radius=0.0, velocity=(0.0, 0.0, 0.0), mu=0.0) -> int:
+        """Add a particle node; returns its index."""
+        i = len(self._particles)
+        self._particles.append((
+            V.finite_array(f"particle[{i}].pos", pos, (3,)),
+            V.finite_array(f"particle[{i}].velocity", velocity, (3,)),
+            V.positive(f"particle[{i}].mass", mass),
+            V.non_negative(f"particle[{i}].radius", radius),
+            V.friction(f"particle[{i}].mu", mu),
+        ))
+        return i
+
+    def add_body(self, pos, *, mass, inertia, quat=(1.0, 0.0, 0.0, 0.0),
+                 velocity=(0.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 0.0)) -> int:
+        """Add a free rigid body (6 DOF, maximal coordinates); returns its index.
+
+        Args:
+            pos: COM position [m].
+            mass: [kg], > 0.
+            inertia: 3x3 inertia about the COM in body coordinates [kg m^2], SPD.
+            quat: orientation (w, x, y, z).
+            velocity, angular_velocity: initial world velocities [m/s], [rad/s].
+        """
+        b = len(self._bodies)
+        self._bodies.append((
+            V.finite_array(f"body[{b}].pos", pos, (3,)),
+            V.unit_quaternion(f"body[{b}].quat", quat),
+            np.concatenate([V.finite_array(f"body[{b}].velocity", velocity, (3,)),
+                            V.finite_array(f"body[{b}].angular_velocity", angular_velocity, (3,))]),
+            V.positive(f"body[{b}].mass", mass),
+            V.spd_matrix(f"body[{b}].inertia", inertia),
+        ))
+        return b
+
+    def add_contact_point(self, body: int, local, *, radius=0.0, mu=0.0) -> int:
+        """A point (sphere of ``radius``) on ``body`` tested against colliders; contacts on it go through virtual nodes."""
+        self._check_body("add_contact_point.body", body)
+        j = len(self._contact_points)
+        self._contact_points.append((
+            int(body),
+            V.finite_array(f"contact_point[{j}].local", local, (3,)),
+            V.non_negative(f"contact_point[{j}].radius", radius),
+            V.friction(f"contact_point[{j}].mu", mu),
+        ))
+        return j
+
+    def add_shape_box(self, body: int, half_extents, *, center=(0.0, 0.0, 0.0), mu=0.0) -> list:
+        """The eight corners of a box on ``body`` as contact points (vertex-volume contact)."""
+        h = V.finite_array("add_shape_box.half_extents", half_extents, (3,))
+        if np.any(h <= 0):
+            raise V.ModelError(f"add_shape_box.half_extents: must be > 0, got {h.tolist()}")
+        c = V.finite_array("add_shape_box.center", center, (3,))
+        corners = [c + h * np.array([sx, sy, sz]) for sz in (-1, 1) for sy in (-1, 1) for sx in (-1, 1)]
+        return [self.add_contact_point(body, p, mu=mu) for p in corners]
+
+    def add_shape_sphere(self, body: int, radius, *, center=(0.0, 0.0, 0.0), mu=0.0) -> int:
+        return self.add_contact_point(body, center, radius=V.positive("add_shape_sphere.radius", radius), mu=mu)
+
+    # -- potentials of form (7) -------------------------------------------
+    def add_spring(self, a: Anchor, b: Anchor, *, stiffness, rest_length=None, damping=0.0) -> int:
+        """Distance spring psi = k/2 (|p_a - p_b| - L0)^2; ``rest_length`` defaults to the current distance."""
+        if rest_length is None:
+            rest_length = float(np.linalg.norm(self._anchor_position(a) - self._anchor_position(b)))
+        return self._add_potential(PotentialType.DISTANCE, a, b, stiffness, rest_length, damping)
+
+    def add_coupling(self, a: Anchor, b: Anchor, *, stiffness, damping=0.0) -> int:
+        """Stiff zero-length coupling psi = k/2 |p_a - p_b|^2 (attach a node to a body or the world)."""
+        return self._add_potential(PotentialType.COUPLING, a, b, stiffness, 0.0, damping)
+
+    # -- static colliders -------------------------------------------------
+    def add_collider_plane(self, *, normal=(0.0, 0.0, 1.0), point=(0.0, 0.0, 0.0), rot=None, mu=0.0) -> int:
+        """Infinite plane; with ``rot`` given, its local z is the normal and local x the mu1 direction."""
+        if rot is None:
+            n = V.finite_array("plane.normal", normal, (3,))
+            if np.linalg.norm(n) < 1e-12:
+                raise V.ModelError("plane.normal: must be non-zero")
+            rot = _frame_from_normal(n)
+        return self._add_collider(ColliderType.PLANE, point, rot, (0.0, 0.0, 0.0), mu)
+
+    def add_collider_box(self, pos, half_extents, *, rot=np.eye(3), mu=0.0) -> int:
+        return self._add_collider(ColliderType.BOX, pos, rot, self._sizes("box.half_extents", half_extents, 3), mu)
+
+    def add_collider_sphere(self, pos, radius, *, mu=0.0) -> int:
+        return self._add_collider(ColliderType.SPHERE, pos, np.eye(3), (V.positive("sphere.radius", radius), 0, 0), mu)
+
+    def add_collider_capsule(self, pos, radius, half_length, *, rot=np.eye(3), mu=0.0) -> int:
+        """Capsule whose segment runs along its local z."""
+        size = (V.positive("capsule.radius", radius), V.non_negative("capsule.half_length", half_length), 0.0)
+        return self._add_collider(ColliderType.CAPSULE, pos, rot, size, mu)
+
+    def add_collider_cylinder(self, pos, radius, half_height, *, rot=np.eye(3), mu=0.0) -> int:
+        """Finite solid cylinder whose axis is its local z."""
+        size = (V.positive("cylinder.radius", radius), V.positive("cylinder.half_height", half_height), 0.0)
+        return self._add_collider(ColliderType.CYLINDER, pos, rot, size, mu)
+
+    # -- finalize ---------------------------------------------------------
+    def finalize(self, *, virtual_node_gain=1e5, contact_margin=0.005, restitution=0.0,
+                 penetration_recovery=0.5, damping_policy=DampingPolicy.CONSTANT) -> Model:
+        """Freeze the scene into a :class:`Model` of numpy arrays.
+
+        Args:
+            virtual_node_gain: k_v of eq. (14) [N s/m]; larger is more exact (Prop. 2).
+            contact_margin: contacts are generated this far before touching [m].
+            restitution: Newton restitution coefficient in [0, 1].
+            penetration_recovery: fraction of a penetration removed per step, in (0, 1].
+            damping_policy: E(q) policy of eq. (8).
+        """
+        kv = V.positive("virtual_node_gain", virtual_node_gain)
+        margin = V.non_negative("contact_margin", contact_margin)
+        rest = V.scalar("restitution", restitution, low=0.0, high=1.0)
+        beta = V.scalar("penetration_recovery", penetration_recovery, low=0.0, high=1.0, low_open=True)
+        try:
+            policy = DampingPolicy(damping_policy)
+        except ValueError as exc:
+            raise V.ModelError(f"damping_policy: unknown value {damping_policy!r}") from exc
+
+        def stack(rows, col, shape, dtype=np.float64):
+            if not rows:
+                return np.zeros((0,) + shape, dtype=dtype)
+            return np.ascontiguousarray(np.array([r[col] for r in rows], dtype=dtype).reshape((-1,) + shape))
+
+        P, B, C, U, G = self._particles, self._bodies, self._contact_points, self._potentials, self._colliders
+        return Model(
+            gravity=self.gravity.copy(),
+            particle_count=len(P), particle_q=stack(P, 0, (3,)), particle_qd=stack(P, 1, (3,)),
+            particle_mass=stack(P, 2, ()), particle_radius=stack(P, 3, ()), particle_mu=stack(P, 4, (2,)),
+            body_count=len(B), body_q=stack(B, 0, (3,)), body_quat=stack(B, 1, (4,)), body_qd=stack(B, 2, (6,)),
+            body_mass=stack(B, 3, ()), body_inertia=stack(B, 4, (3, 3)),
+            contact_point_count=len(C), contact_point_body=stack(C, 0, (), np.int64),
+            contact_point_local=stack(C, 1, (3,)), contact_point_radius=stack(C, 2, ()),
+            contact_point_mu=stack(C, 3, (2,)),
+            potential_count=len(U), potential_type=stack(U, 0, (), np.int64), potential_kind=stack(U, 1, (2,), np.int64),
+            potential_index=stack(U, 2, (2,), np.int64), potential_local=stack(U, 3, (2, 3)),
+            potential_stiffness=stack(U, 4, ()), potential_rest_length=stack(U, 5, ()),
+            potential_damping=stack(U, 6, ()), damping_policy=int(policy),
+            collider_count=len(G), collider_type=stack(G, 0, (), np.int64), collider_pos=stack(G, 1, (3,)),
+            collider_rot=stack(G, 2, (3, 3)), collider_size=stack(G, 3, (3,)), collider_mu=stack(G, 4, (2,)),
+            virtual_node_gain=kv, contact_margin=margin, restitution=rest, penetration_recovery=beta,
+        )
+
+    # -- helpers ------------------------------------------------------------
+    def _check_body(self, name, body):
+        if not (0 <= int(body) < len(self._bodies)):
+            raise V.ModelError(f"{name}: no body {body} (have {len(self._bodies)})")
+
+    def _check_anchor(self, name, a: Anchor):
+        if not isinstance(a, Anchor):
+            raise V.ModelError(f"{name}: expected an Anchor (world_point/particle/body_point), got {a!r}")
+        if a.kind == PointKind.PARTICLE and not (0 <= a.index < len(self._particles)):
+            raise V.ModelError(f"{name}: no particle {a.index} (have {len(self._particles)})")
+        if a.kind == PointKind.BODY:
+            self._check_body(name, a.index)
+
+    def _anchor_position(self, a: Anchor) -> np.ndarray:
+        from .rigid import quat_to_matrix
+        if a.kind == PointKind.PARTICLE:
+            return self._particles[a.index][0]
+        if a.kind == PointKind.BODY:
+            pos, quat = self._bodies[a.index][0], self._bodies[a.index][1]
+            return pos + quat_to_matrix(quat) @ np.asarray(a.local)
+        return np.asarray(a.local)
+
+    def _add_potential(self, ptype, a, b, stiffness, rest_length, damping) -> int:
+        u = len(self._potentials)
+        name = f"potential[{u}]"
+        self._check_anchor(f"{name}.a", a)
+        self._check_anchor(f"{name}.b", b)
+        if a.kind == PointKind.WORLD and b.kind == PointKind.WORLD:
+            raise V.ModelError(f"{name}: both ends are world points; the potential would act on nothing")
+        self._potentials.append((
+            int(ptype), (int(a.kind), int(b.kind)), (a.index, b.index), (a.local, b.local),
+            V.non_negative(f"{name}.stiffness", stiffness),
+            V.non_negative(f"{name}.rest_length", rest_length),
+            V.non_negative(f"{name}.damping", damping),
+        ))
+        return u
+
+    @staticmethod
+    def _sizes(name, value, n):
+        arr = V.finite_array(name, value, (n,))
+        if np.any(arr <= 0):
+            raise V.ModelError(f"{name}: must be > 0, got {arr.tolist()}")
+        return arr
+
+    def _add_collider(self, ctype, pos, rot, size, mu) -> int:
+        c = len(self._colliders)
+        self._colliders.append((
+            int(ctype),
+            V.finite_array(f"collider[{c}].pos", pos, (3,)),
+            V.rotation_matrix(f"collider[{c}].rot", rot),
+            V.finite_array(f"collider[{c}].size", size, (3,)),
+            V.friction(f"collider[{c}].mu", mu),
+        ))
+        return c

@@ -1,0 +1,167 @@
+"""Contact nodalization (Sec. III-A): the step's contacts as nodes, frames and offsets.
+
+Every contact acts on nodes of the augmented velocity vector (eq. 15):
+
+- a particle in contact is a node itself; it serves one contact directly,
+  and any further contact on it gets a virtual node (J_v = I), so that no
+  node carries two contacts. That keeps the surrogate Delassus operator
+  exactly diagonal (Prop. 3) and the per-contact kernels race-free;
+- a point on a rigid body always gets a virtual node (eq. 14) with
+  J_v = [I, -[r]x].
+
+The contact conditions (11) are imposed on the end-of-step contact velocity
+u = J_c v_{k+1} (relative to a lower bound L on its normal part), because the
+midpoint rule v_{k+1} = 2 v_hat - v_k would otherwise bounce elastically off
+every contact. With J_c v_hat = (J_c v_k + J_c v_{k+1}) / 2 this is the
+paper's form J_c v_hat + phi with the offset phi = -(J_c v_k + [L, 0, 0]) / 2,
+where L holds the penetration compensation and restitution:
+
+- gap g > 0 (speculative): L = min(0, -2 g / dt - a_n), i.e. land on the surface at most;
+- g <= 0: L = max(-beta g / dt, -e a_n), i.e. push out a fraction beta of the
+  penetration per step, or bounce with restitution e,
+
+with a_n the normal contact velocity at the start of the step.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .collision import detect_point_contacts
+from .dynamics import SystemPattern
+from .jit import kernel
+from .model import Model, State
+from .rigid import point_velocity, quat_to_matrix
+
+SOURCE_PARTICLE = 0
+SOURCE_BODY_POINT = 1
+
+
+@dataclasses.dataclass
+class ContactSet:
+    """The contacts of one step, ready for any solver.
+
+    Attributes:
+        pattern: the model's A_o pattern (carried so a solver can assemble).
+        count: number of contacts m.
+        dof_a, dof_b: first DOF of each contact's node(s) in the augmented v; dof_b = -1 for an S-contact.
+        frame: rows (n, t1, t2) mapping world to contact frame (R_c,m of eq. 13), (m, 3, 3).
+        friction: (mu1, mu2) along (t1, t2), (m, 2).
+        offset: phi of eq. (11)/(23) [m/s], (m, 3).
+        gap: signed distance at the start of the step [m] (negative = penetration), (m,).
+        position: world contact point [m], (m, 3).
+        collider: static collider index (-1 for a D-contact), (m,).
+        source_kind, source_index: particle (0) or body contact point (1), and its index.
+        force: contact force solved for the step in the contact frame [N], (m, 3).
+        point_dof, point_size, point_arm, point_group: the real contact point's owner (particle or body):
+            first DOF in v, DOF count, world arm from the COM [m], DOF group.
+        vn_dof, vn_size, vn_arm, vn_group: virtual nodes: owner's first DOF, DOF count, arm [m], DOF group.
+    """
+
+    pattern: SystemPattern
+    count: int
+    dof_a: np.ndarray
+    dof_b: np.ndarray
+    frame: np.ndarray
+    friction: np.ndarray
+    offset: np.ndarray
+    gap: np.ndarray
+    position: np.ndarray
+    collider: np.ndarray
+    source_kind: np.ndarray
+    source_index: np.ndarray
+    force: np.ndarray
+    point_dof: np.ndarray
+    point_size: np.ndarray
+    point_arm: np.ndarray
+    point_group: np.ndarray
+    vn_dof: np.ndarray
+    vn_size: np.ndarray
+    vn_arm: np.ndarray
+    vn_group: np.ndarray
+
+    def world_forces(self) -> np.ndarray:
+        """Contact forces on the node side in world coordinates [N], (m, 3)."""
+        return np.einsum("mij,mi->mj", self.frame, self.force)
+
+
+@kernel
+def contact_offsets(frame, owner_dof_a, size_a, arm_a, owner_dof_b, size_b, arm_b, v_k, gap, dt, restitution,
+                    recovery, out):
+    """phi of every contact from the start-of-step velocity v_k (see module docstring).
+
+    Nodes are given by their owner (particle or body: first DOF in v_k, DOF count, arm); owner_dof_b = -1
+    marks an S-contact.
+    """
+    for m in range(frame.shape[0]):
+        vel = point_velocity(v_k, owner_dof_a[m], size_a[m], arm_a[m])
+        if owner_dof_b[m] >= 0:
+            vel = vel - point_velocity(v_k, owner_dof_b[m], size_b[m], arm_b[m])
+        a = frame[m] @ vel
+        g = gap[m]
+        if g > 0.0:
+            bound = min(0.0, -2.0 * g / dt - a[0])
+        else:
+            bound = max(-recovery * g / dt, -restitution * a[0])
+        out[m, 0] = -0.5 * (a[0] + bound)
+        out[m, 1] = -0.5 * a[1]
+        out[m, 2] = -0.5 * a[2]
+
+
+def contact_points(model: Model, state: State):
+    """World position, radius, velocity, friction and DOF info of every contact-capable point.
+
+    Returns arrays over particles then body contact points: positions (P, 3), radii (P,),
+    velocities (P, 3), friction (P, 2), owner dof (P,), owner size (P,), arm (P, 3), owner group (P,).
+    """
+    n_p, n_c = model.particle_count, model.contact_point_count
+    rots = np.array([quat_to_matrix(q) for q in state.body_quat]).reshape(-1, 3, 3)
+    body = model.contact_point_body
+    arm = np.einsum("pij,pj->pi", rots[body], model.contact_point_local) if n_c else np.zeros((0, 3))
+    pos = np.concatenate([state.particle_q, state.body_q[body] + arm])
+    omega = state.body_qd[body, 3:]
+    vel = np.concatenate([state.particle_qd, state.body_qd[body, :3] + np.cross(omega, arm)])
+    radius = np.concatenate([model.particle_radius, model.contact_point_radius])
+    mu = np.concatenate([model.particle_mu, model.contact_point_mu])
+    dof = np.concatenate([3 * np.arange(n_p), model.body_dof_start + 6 * body]).astype(np.int64)
+    size = np.concatenate([np.full(n_p, 3), np.full(n_c, 6)]).astype(np.int64)
+    arms = np.concatenate([np.zeros((n_p, 3)), arm])
+    group = np.concatenate([np.arange(n_p), n_p + body]).astype(np.int64)
+    return pos, radius, vel, mu, dof, size, arms, group
+
+
+def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: float) -> ContactSet:
+    """Detect S-contacts of every particle and body contact point against the static colliders."""
+    pos, radius, vel, mu, dof, size, arms, group = contact_points(model, state)
+    found = detect_point_contacts(pos, radius, vel, model, model.contact_margin, dt)
+    m = found.count
+    point = found.point_index
+    n_p = model.particle_count
+    # A particle's first contact uses the particle node itself; everything else gets a virtual node.
+    first_of_point = np.ones(m, dtype=bool)
+    first_of_point[1:] = point[1:] != point[:-1]
+    direct = (point < n_p) & first_of_point
+    virtual = ~direct
+    vn_count = int(virtual.sum())
+    dof_a = np.empty(m, dtype=np.int64)
+    dof_a[direct] = dof[point[direct]]
+    dof_a[virtual] = model.dof_count + 3 * np.arange(vn_count)
+    vn_points = point[virtual]
+    friction = np.maximum(mu[point], model.collider_mu[found.collider]) if m else np.zeros((0, 2))
+    offset = np.empty((m, 3))
+    if m:
+        contact_offsets(found.frame, dof[point], size[point], arms[point], np.full(m, -1, np.int64), size[point],
+                        arms[point], state.velocity(), found.gap, dt, model.restitution,
+                        model.penetration_recovery, offset)
+    return ContactSet(
+        pattern=pattern, count=m, dof_a=dof_a, dof_b=np.full(m, -1, dtype=np.int64), frame=found.frame,
+        friction=np.ascontiguousarray(friction), offset=offset, gap=found.gap, position=found.position,
+        collider=found.collider.astype(np.int64), source_kind=np.where(point < n_p, SOURCE_PARTICLE,
+                                                                      SOURCE_BODY_POINT).astype(np.int64),
+        source_index=np.where(point < n_p, point, point - n_p).astype(np.int64), force=np.zeros((m, 3)),
+        point_dof=dof[point], point_size=size[point], point_arm=np.ascontiguousarray(arms[point]),
+        point_group=group[point],
+        vn_dof=np.ascontiguousarray(dof[vn_points]), vn_size=np.ascontiguousarray(size[vn_points]),
+        vn_arm=np.ascontiguousarray(arms[vn_points]), vn_group=np.ascontiguousarray(group[vn_points]),
+    )

@@ -1,0 +1,337 @@
+"""Assembly of the step's linear system A v_hat = b + J_c^T lambda (eq. 1, 9, 15).
+
+``A_o`` (eq. 9) is stored CSR with a sparsity pattern fixed per model: dense
+blocks between the DOF groups (a particle's 3 DOF, a body's 6 DOF) that a
+potential couples. Virtual nodes (eq. 15) are kept matrix-free: their
+k_v J_v^T J_v term is added into the owner's diagonal block, and the
+off-diagonal -k_v J_v blocks are applied by :func:`augmented_matvec`.
+
+Here lambda is the mean contact force over the step [N], because eq. (9)
+divides the momentum balance by the step (M_hat = 2 M / dt).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import scipy.sparse as sp
+from numba import prange
+
+from .jit import kernel, parallel_kernel
+from .model import DampingPolicy, Model, PointKind, PotentialType
+from .rigid import point_jacobian, quat_to_matrix
+
+
+@dataclasses.dataclass(frozen=True)
+class SystemPattern:
+    """CSR pattern of A_o and where each dense block starts in ``data``.
+
+    Attributes:
+        group_dof, group_size: first DOF and size (3 or 6) of each DOF group, shape (group_count,).
+        indptr, indices: CSR pattern of A_o.
+        block_slot: data index of a block's first column in each of its rows, shape (pair_count, 6).
+        diag_pair: pair id of each group's diagonal block, shape (group_count,).
+        potential_pairs: pair ids (aa, ab, ba, bb) of each potential, -1 where an end is the world.
+    """
+
+    group_dof: np.ndarray
+    group_size: np.ndarray
+    indptr: np.ndarray
+    indices: np.ndarray
+    block_slot: np.ndarray
+    diag_pair: np.ndarray
+    potential_pairs: np.ndarray
+
+    @property
+    def nnz(self) -> int:
+        return int(self.indptr[-1])
+
+
+def potential_groups(model: Model) -> np.ndarray:
+    """DOF group of each potential end (-1 for a world point), shape (potential_count, 2)."""
+    groups = np.full((model.potential_count, 2), -1, dtype=np.int64)
+    kind, index = model.potential_kind, model.potential_index
+    groups[kind == PointKind.PARTICLE] = index[kind == PointKind.PARTICLE]
+    groups[kind == PointKind.BODY] = model.particle_count + index[kind == PointKind.BODY]
+    return groups
+
+
+def build_pattern(model: Model) -> SystemPattern:
+    """The fixed block-sparse pattern of A_o for ``model``."""
+    n_groups = model.particle_count + model.body_count
+    size = np.concatenate([np.full(model.particle_count, 3), np.full(model.body_count, 6)]).astype(np.int64)
+    dof = np.concatenate([[0], np.cumsum(size)[:-1]]).astype(np.int64) if n_groups else np.zeros(0, np.int64)
+    ends = potential_groups(model)
+    both = ends[(ends[:, 0] >= 0) & (ends[:, 1] >= 0) & (ends[:, 0] != ends[:, 1])]
+    pairs = np.concatenate([np.column_stack([np.arange(n_groups)] * 2), both, both[:, ::-1]]).astype(np.int64)
+    pairs = np.unique(pairs, axis=0)  # sorted by (row group, column group)
+    pair_id = {(int(g), int(h)): i for i, (g, h) in enumerate(pairs)}
+
+    # Row lengths: every row of group g holds all columns of g's neighbour groups.
+    row_len_of_group = np.zeros(n_groups, dtype=np.int64)
+    np.add.at(row_len_of_group, pairs[:, 0], size[pairs[:, 1]])
+    row_len = np.repeat(row_len_of_group, size)
+    indptr = np.concatenate([[0], np.cumsum(row_len)]).astype(np.int64)
+    indices = np.empty(indptr[-1], dtype=np.int64)
+    block_slot = np.zeros((len(pairs), 6), dtype=np.int64)
+    first = np.searchsorted(pairs[:, 0], np.arange(n_groups))
+    last = np.searchsorted(pairs[:, 0], np.arange(n_groups), side="right")
+    for g in range(n_groups):
+        nbr = pairs[first[g]:last[g], 1]
+        cols = np.concatenate([np.arange(dof[h], dof[h] + size[h]) for h in nbr])
+        offsets = np.concatenate([[0], np.cumsum(size[nbr])[:-1]])
+        for r in range(size[g]):
+            start = indptr[dof[g] + r]
+            indices[start:start + len(cols)] = cols
+            block_slot[first[g]:last[g], r] = start + offsets
+    pot_pairs = np.full((model.potential_count, 4), -1, dtype=np.int64)
+    for u, (a, b) in enumerate(ends):
+        for k, (g, h) in enumerate(((a, a), (a, b), (b, a), (b, b))):
+            if g >= 0 and h >= 0:
+                pot_pairs[u, k] = pair_id[(int(g), int(h))]
+    diag = np.array([pair_id[(g, g)] for g in range(n_groups)], dtype=np.int64)
+    return SystemPattern(dof, size, indptr, indices, block_slot, diag, pot_pairs)
+
+
+@dataclasses.dataclass
+class LinearSystem:
+    """One step's A, b of eq. (15), with A_o in CSR and the virtual nodes matrix-free.
+
+    Attributes:
+        dof_count: n_o, the original DOFs (virtual node DOFs follow them).
+        indptr, indices, data: A_o + k_v J_v^T J_v in CSR, (dof_count x dof_count).
+        b: b_o [N], shape (dof_count,).
+        vn_dof, vn_size: first DOF and size (3 particle, 6 body) of each virtual node's owner.
+        vn_arm: world offset of each virtual node from its owner's COM [m], shape (vn_count, 3).
+        virtual_node_gain: k_v [N s/m].
+    """
+
+    dof_count: int
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    b: np.ndarray
+    vn_dof: np.ndarray
+    vn_size: np.ndarray
+    vn_arm: np.ndarray
+    virtual_node_gain: float
+
+    @property
+    def vn_count(self) -> int:
+        return len(self.vn_dof)
+
+    @property
+    def size(self) -> int:
+        """n, the DOFs including virtual nodes."""
+        return self.dof_count + 3 * self.vn_count
+
+    def matrix(self) -> sp.csr_matrix:
+        """The full augmented A of eq. (15) as scipy CSR (for tests and factorizing solvers)."""
+        n_o, kv = self.dof_count, self.virtual_node_gain
+        a_o = sp.csr_matrix((self.data, self.indices, self.indptr), shape=(n_o, n_o))
+        if self.vn_count == 0:
+            return a_o
+        jv = virtual_node_jacobian(self)
+        return sp.bmat([[a_o, -kv * jv.T], [-kv * jv, kv * sp.eye(3 * self.vn_count)]], format="csr")
+
+    def rhs(self) -> np.ndarray:
+        """The full augmented b of eq. (15)."""
+        return np.concatenate([self.b, np.zeros(3 * self.vn_count)])
+
+
+def virtual_node_jacobian(system: LinearSystem) -> sp.csr_matrix:
+    """J_v of eq. (14), (3 vn_count x dof_count)."""
+    rows, cols, vals = [], [], []
+    for k in range(system.vn_count):
+        jac = point_jacobian(int(system.vn_size[k]), system.vn_arm[k])
+        r, c = np.nonzero(jac)
+        rows.append(3 * k + r)
+        cols.append(system.vn_dof[k] + c)
+        vals.append(jac[r, c])
+    if not rows:
+        return sp.csr_matrix((0, system.dof_count))
+    return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                         shape=(3 * system.vn_count, system.dof_count))
+
+
+@kernel
+def _end_point(kind, index, local, particle_q, body_q, body_quat, body_dof_start):
+    """World position, first DOF, DOF count and arm of a potential end."""
+    arm = np.zeros(3)
+    if kind == 2:  # PointKind.PARTICLE
+        return particle_q[index].copy(), 3 * index, 3, arm
+    if kind == 3:  # PointKind.BODY
+        arm = quat_to_matrix(body_quat[index]) @ local
+        return body_q[index] + arm, body_dof_start + 6 * index, 6, arm
+    return local.copy(), -1, 0, arm
+
+
+@kernel
+def _add_block(data, block_slot, pair, rows, cols, scale, left, right):
+    """data[block] += scale * left^T right (left: ne x rows, right: ne x cols)."""
+    base = block_slot[pair]
+    for r in range(rows):
+        for c in range(cols):
+            acc = 0.0
+            for e in range(left.shape[0]):
+                acc += left[e, r] * right[e, c]
+            data[base[r] + c] += scale * acc
+
+
+@kernel
+def assemble_inertia(particle_mass, particle_qd, particle_force, body_mass, body_inertia, body_quat, body_qd,
+                     body_wrench, gravity, dt, group_dof, diag_pair, block_slot, data, b):
+    """M_hat = 2 M / dt blocks of A and the b terms M_hat v - C v + f_ext (eq. 9); resets data and b."""
+    data[:] = 0.0
+    n_particles = particle_mass.shape[0]
+    for i in range(n_particles):
+        base = block_slot[diag_pair[i]]
+        scale = 2.0 * particle_mass[i] / dt
+        for r in range(3):
+            data[base[r] + r] = scale
+            b[3 * i + r] = scale * particle_qd[i, r] + particle_mass[i] * gravity[r] + particle_force[i, r]
+    for j in range(body_mass.shape[0]):
+        g = n_particles + j
+        base = block_slot[diag_pair[g]]
+        dof = group_dof[g]
+        rot = quat_to_matrix(body_quat[j])
+        inertia = rot @ body_inertia[j] @ rot.T
+        omega = body_qd[j, 3:]
+        ang_mom = inertia @ omega
+        gyro = np.cross(omega, ang_mom)  # C(q, v) v of eq. (9) for world angular velocity
+        for r in range(3):
+            data[base[r] + r] = 2.0 * body_mass[j] / dt
+            b[dof + r] = 2.0 * body_mass[j] / dt * body_qd[j, r] + body_mass[j] * gravity[r] + body_wrench[j, r]
+            for c in range(3):
+                data[base[3 + r] + 3 + c] = 2.0 * inertia[r, c] / dt
+            b[dof + 3 + r] = 2.0 * ang_mom[r] / dt - gyro[r] + body_wrench[j, 3 + r]
+
+
+@kernel
+def assemble_potentials(ptype, pkind, pindex, plocal, stiffness, rest_length, damping, geometric, pot_pairs,
+                        particle_q, body_q, body_quat, body_dof_start, dt, block_slot, data, b):
+    """Adds dt/2 (Je^T K Je + E) to A and -Je^T K e to b for every potential of form (7), eq. (8)-(9).
+
+    Serial on purpose: potentials scatter into shared blocks, and a fixed order keeps results bit-identical.
+    """
+    for u in range(ptype.shape[0]):
+        pa, dof_a, size_a, arm_a = _end_point(pkind[u, 0], pindex[u, 0], plocal[u, 0], particle_q, body_q,
+                                              body_quat, body_dof_start)
+        pb, dof_b, size_b, arm_b = _end_point(pkind[u, 1], pindex[u, 1], plocal[u, 1], particle_q, body_q,
+                                              body_quat, body_dof_start)
+        d = pa - pb
+        k = stiffness[u]
+        if ptype[u] == 1:  # DISTANCE
+            length = np.sqrt(d[0] ** 2 + d[1] ** 2 + d[2] ** 2)
+            n = d / length if length > 1e-12 else np.array([1.0, 0.0, 0.0])
+            err = np.array([length - rest_length[u]])
+            proj = n.reshape(1, 3)
+        else:  # COUPLING
+            length = 0.0
+            err = d
+            proj = np.eye(3)
+        je_a = proj @ point_jacobian(max(size_a, 3), arm_a)
+        je_b = -(proj @ point_jacobian(max(size_b, 3), arm_b))
+        scale = 0.5 * dt * k + damping[u]  # E = (2 c / dt) Je^T Je, so dt/2 E = c Je^T Je
+        ends_dof = (dof_a, dof_b)
+        ends_size = (size_a, size_b)
+        jes = (je_a, je_b)
+        for x in range(2):
+            if ends_size[x] == 0:
+                continue
+            force = jes[x].T @ (k * err)
+            for r in range(ends_size[x]):
+                b[ends_dof[x] + r] -= force[r]
+            for y in range(2):
+                if ends_size[y] > 0:
+                    _add_block(data, block_slot, pot_pairs[u, 2 * x + y], ends_size[x], ends_size[y], scale,
+                               jes[x], jes[y])
+        if geometric and ptype[u] == 1 and length > 1e-12:
+            # Diagonal SPD projection of the geometric stiffness k e (I - n n^T) / l (column abs sums),
+            # applied on particle ends only: a body end's arm makes the exact term rotation-dependent.
+            g = k * abs(err[0]) / length * (np.eye(3) - np.outer(n, n))
+            n_ends = (1 if size_a > 0 else 0) + (1 if size_b > 0 else 0)
+            for x in range(2):
+                if ends_size[x] != 3:
+                    continue
+                base = block_slot[pot_pairs[u, 3 * x]]
+                for c in range(3):
+                    col = abs(g[0, c]) + abs(g[1, c]) + abs(g[2, c])
+                    data[base[c] + c] += 0.5 * dt * n_ends * col
+
+
+@kernel
+def add_point_coupling(point_size, point_arm, point_group, point_matrix, diag_pair, block_slot, data):
+    """Adds J_p^T K_p J_p into the owner's diagonal block for every point p (K_p: 3x3, world frame).
+
+    With K_p = k_v I this is the k_v J_v^T J_v block of eq. (15).
+    """
+    for k in range(point_size.shape[0]):
+        jac = point_jacobian(point_size[k], point_arm[k])
+        _add_block(data, block_slot, diag_pair[point_group[k]], point_size[k], point_size[k], 1.0,
+                   point_matrix[k] @ jac, jac)
+
+
+@parallel_kernel
+def csr_matvec(indptr, indices, data, x, out):
+    """out = A x, one row per iteration (rows are independent, so the result is order-free)."""
+    for i in prange(indptr.shape[0] - 1):
+        acc = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            acc += data[p] * x[indices[p]]
+        out[i] = acc
+
+
+@kernel
+def augmented_matvec(indptr, indices, data, vn_dof, vn_size, vn_arm, kv, x, out):
+    """out = A x for the augmented A of eq. (15), with A_o in CSR and the J_v blocks applied matrix-free."""
+    n_o = indptr.shape[0] - 1
+    csr_matvec(indptr, indices, data, x[:n_o], out[:n_o])
+    for k in range(vn_dof.shape[0]):
+        base = n_o + 3 * k
+        size = vn_size[k]
+        dof = vn_dof[k]
+        arm = vn_arm[k]
+        # point velocity J_v x_o of the owner at the virtual node
+        px = x[dof] + (x[dof + 4] * arm[2] - x[dof + 5] * arm[1] if size == 6 else 0.0)
+        py = x[dof + 1] + (x[dof + 5] * arm[0] - x[dof + 3] * arm[2] if size == 6 else 0.0)
+        pz = x[dof + 2] + (x[dof + 3] * arm[1] - x[dof + 4] * arm[0] if size == 6 else 0.0)
+        vx, vy, vz = x[base], x[base + 1], x[base + 2]
+        out[base] = kv * (vx - px)
+        out[base + 1] = kv * (vy - py)
+        out[base + 2] = kv * (vz - pz)
+        # -k_v J_v^T x_v on the owner rows
+        out[dof] -= kv * vx
+        out[dof + 1] -= kv * vy
+        out[dof + 2] -= kv * vz
+        if size == 6:
+            out[dof + 3] -= kv * (arm[1] * vz - arm[2] * vy)
+            out[dof + 4] -= kv * (arm[2] * vx - arm[0] * vz)
+            out[dof + 5] -= kv * (arm[0] * vy - arm[1] * vx)
+
+
+def assemble(model: Model, pattern: SystemPattern, state, control, dt: float,
+             vn_dof=None, vn_size=None, vn_arm=None, vn_group=None) -> LinearSystem:
+    """Build the step's :class:`LinearSystem` from the state at the start of the step."""
+    data = np.empty(pattern.nnz)
+    b = np.empty(model.dof_count)
+    assemble_inertia(model.particle_mass, state.particle_qd, control.particle_force, model.body_mass,
+                     model.body_inertia, state.body_quat, state.body_qd, control.body_wrench, model.gravity,
+                     dt, pattern.group_dof, pattern.diag_pair, pattern.block_slot, data, b)
+    if model.potential_count:
+        assemble_potentials(model.potential_type, model.potential_kind, model.potential_index,
+                            model.potential_local, model.potential_stiffness, model.potential_rest_length,
+                            model.potential_damping, model.damping_policy == DampingPolicy.GEOMETRIC,
+                            pattern.potential_pairs, state.particle_q, state.body_q, state.body_quat,
+                            model.body_dof_start, dt, pattern.block_slot, data, b)
+    if vn_dof is None:
+        vn_dof = np.zeros(0, np.int64)
+        vn_size = np.zeros(0, np.int64)
+        vn_arm = np.zeros((0, 3))
+        vn_group = np.zeros(0, np.int64)
+    if len(vn_dof):
+        gain = np.broadcast_to(model.virtual_node_gain * np.eye(3), (len(vn_dof), 3, 3))
+        add_point_coupling(vn_size, vn_arm, vn_group, np.ascontiguousarray(gain), pattern.diag_pair,
+                           pattern.block_slot, data)
+    return LinearSystem(model.dof_count, pattern.indptr, pattern.indices, data, b, vn_dof, vn_size, vn_arm,
+                        model.virtual_node_gain)

@@ -1,0 +1,188 @@
+"""Plain data: the static ``Model``, the time-varying ``State`` and the ``Control`` input.
+
+Layout of the generalized velocity ``v`` (the paper's ``v_hat`` has the same
+layout, extended by virtual nodes during a step, eq. 15):
+
+- particles first, 3 DOF each (world linear velocity) [m/s];
+- then free rigid bodies, 6 DOF each: COM linear velocity then angular
+  velocity, both in world coordinates [m/s, rad/s].
+
+Nothing in ``Model`` changes during a run; build it with
+:class:`cond_ros.sim.builder.ModelBuilder`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+
+import numpy as np
+
+
+class PointKind(enum.IntEnum):
+    """What a potential's end point is attached to."""
+
+    NONE = 0
+    WORLD = 1  # a fixed point in the world
+    PARTICLE = 2  # a particle node
+    BODY = 3  # a point fixed on a rigid body (local coordinates)
+
+
+class PotentialType(enum.IntEnum):
+    """Potentials of the form (7), psi = 1/2 e^T K e."""
+
+    NONE = 0
+    DISTANCE = 1  # e = |p_a - p_b| - rest_length, 1-D spring
+    COUPLING = 2  # e = p_a - p_b, 3-D zero-length stiff coupling
+
+
+class DampingPolicy(enum.IntEnum):
+    """The paper's two choices for E(q) in eq. (8)-(9)."""
+
+    CONSTANT = 0  # user damping along the constraint, E = (2 c / dt) Je^T Je
+    GEOMETRIC = 1  # plus the diagonal SPD projection of the geometric stiffness
+
+
+@dataclasses.dataclass(frozen=True)
+class Model:
+    """Static description of a scene (arrays are read-only during a run).
+
+    Attributes:
+        gravity: gravitational acceleration [m/s^2], shape (3,).
+        particle_count: number of particle nodes.
+        particle_q: initial particle positions [m], shape (particle_count, 3).
+        particle_qd: initial particle velocities [m/s], shape (particle_count, 3).
+        particle_mass: [kg], shape (particle_count,), > 0.
+        particle_radius: contact radius [m], shape (particle_count,), >= 0.
+        particle_mu: friction coefficients (mu1, mu2) of each particle's surface, shape (particle_count, 2).
+        body_count: number of free rigid bodies.
+        body_q: initial COM positions [m], shape (body_count, 3).
+        body_quat: initial orientations, unit quaternions (w, x, y, z), shape (body_count, 4).
+        body_qd: initial (linear, angular) world velocities, shape (body_count, 6).
+        body_mass: [kg], shape (body_count,).
+        body_inertia: inertia about the COM in body coordinates [kg m^2], shape (body_count, 3, 3).
+        contact_point_body: body owning each contact point, shape (contact_point_count,).
+        contact_point_local: point in body coordinates [m], shape (contact_point_count, 3).
+        contact_point_radius: [m], shape (contact_point_count,).
+        contact_point_mu: friction (mu1, mu2) of each contact point's surface, shape (contact_point_count, 2).
+        potential_type: :class:`PotentialType`, shape (potential_count,).
+        potential_kind: :class:`PointKind` of the two ends, shape (potential_count, 2).
+        potential_index: particle/body index of the two ends (-1 for world), shape (potential_count, 2).
+        potential_local: end points in world/body coordinates [m] (ignored for particles), shape (potential_count, 2, 3).
+        potential_stiffness: K of eq. (7) [N/m], shape (potential_count,).
+        potential_rest_length: [m] (DISTANCE only), shape (potential_count,).
+        potential_damping: viscous damping along the constraint [N s/m], shape (potential_count,).
+        damping_policy: :class:`DampingPolicy` for E(q).
+        collider_type, collider_pos, collider_rot, collider_size: static colliders (see ``collision``).
+        collider_mu: (mu1, mu2) along the collider's contact frame (t1, t2), shape (collider_count, 2).
+        virtual_node_gain: k_v of eq. (14) [N s/m].
+        contact_margin: detection distance beyond touching [m].
+        restitution: Newton restitution coefficient in [0, 1] (0 = inelastic).
+        penetration_recovery: fraction of a penetration removed per step, in (0, 1].
+    """
+
+    gravity: np.ndarray
+    particle_count: int
+    particle_q: np.ndarray
+    particle_qd: np.ndarray
+    particle_mass: np.ndarray
+    particle_radius: np.ndarray
+    particle_mu: np.ndarray
+    body_count: int
+    body_q: np.ndarray
+    body_quat: np.ndarray
+    body_qd: np.ndarray
+    body_mass: np.ndarray
+    body_inertia: np.ndarray
+    contact_point_count: int
+    contact_point_body: np.ndarray
+    contact_point_local: np.ndarray
+    contact_point_radius: np.ndarray
+    contact_point_mu: np.ndarray
+    potential_count: int
+    potential_type: np.ndarray
+    potential_kind: np.ndarray
+    potential_index: np.ndarray
+    potential_local: np.ndarray
+    potential_stiffness: np.ndarray
+    potential_rest_length: np.ndarray
+    potential_damping: np.ndarray
+    damping_policy: int
+    collider_count: int
+    collider_type: np.ndarray
+    collider_pos: np.ndarray
+    collider_rot: np.ndarray
+    collider_size: np.ndarray
+    collider_mu: np.ndarray
+    virtual_node_gain: float
+    contact_margin: float
+    restitution: float
+    penetration_recovery: float
+
+    @property
+    def body_dof_start(self) -> int:
+        """Index of the first rigid-body DOF in ``v``."""
+        return 3 * self.particle_count
+
+    @property
+    def dof_count(self) -> int:
+        """Number of generalized velocities (without virtual nodes)."""
+        return 3 * self.particle_count + 6 * self.body_count
+
+    def state(self) -> "State":
+        """A fresh :class:`State` at the model's initial configuration."""
+        return State(
+            time=0.0,
+            particle_q=self.particle_q.copy(),
+            particle_qd=self.particle_qd.copy(),
+            body_q=self.body_q.copy(),
+            body_quat=self.body_quat.copy(),
+            body_qd=self.body_qd.copy(),
+        )
+
+    def control(self) -> "Control":
+        """A zero :class:`Control`."""
+        return Control(
+            particle_force=np.zeros((self.particle_count, 3)),
+            body_wrench=np.zeros((self.body_count, 6)),
+        )
+
+
+@dataclasses.dataclass
+class State:
+    """Time-varying state.
+
+    Attributes:
+        time: simulation time [s].
+        particle_q, particle_qd: positions [m] and velocities [m/s], (particle_count, 3).
+        body_q: COM positions [m], (body_count, 3).
+        body_quat: orientations (w, x, y, z), (body_count, 4).
+        body_qd: world (linear, angular) velocities, (body_count, 6).
+    """
+
+    time: float
+    particle_q: np.ndarray
+    particle_qd: np.ndarray
+    body_q: np.ndarray
+    body_quat: np.ndarray
+    body_qd: np.ndarray
+
+    def copy(self) -> "State":
+        return State(self.time, self.particle_q.copy(), self.particle_qd.copy(),
+                     self.body_q.copy(), self.body_quat.copy(), self.body_qd.copy())
+
+    def velocity(self) -> np.ndarray:
+        """The generalized velocity vector ``v`` (see module docstring)."""
+        return np.concatenate([self.particle_qd.ravel(), self.body_qd.ravel()])
+
+
+@dataclasses.dataclass
+class Control:
+    """External inputs, held constant over a step.
+
+    Attributes:
+        particle_force: [N], (particle_count, 3).
+        body_wrench: force at the COM [N] and torque [N m], world frame, (body_count, 6).
+    """
+
+    particle_force: np.ndarray
+    body_wrench: np.ndarray

@@ -1,0 +1,89 @@
+"""Rigid-body kinematics kernels: quaternions, point Jacobians, integration.
+
+Velocities are world-frame (linear COM velocity, angular velocity); the
+Jacobian of a point at world offset r from the COM is [I, -[r]x].
+"""
+import numpy as np
+
+from .jit import kernel
+
+
+@kernel
+def quat_to_matrix(q):
+    """Rotation matrix of the unit quaternion q = (w, x, y, z)."""
+    w, x, y, z = q[0], q[1], q[2], q[3]
+    out = np.empty((3, 3))
+    out[0, 0] = 1 - 2 * (y * y + z * z)
+    out[0, 1] = 2 * (x * y - w * z)
+    out[0, 2] = 2 * (x * z + w * y)
+    out[1, 0] = 2 * (x * y + w * z)
+    out[1, 1] = 1 - 2 * (x * x + z * z)
+    out[1, 2] = 2 * (y * z - w * x)
+    out[2, 0] = 2 * (x * z - w * y)
+    out[2, 1] = 2 * (y * z + w * x)
+    out[2, 2] = 1 - 2 * (x * x + y * y)
+    return out
+
+
+@kernel
+def quat_integrate(q, omega, dt):
+    """q advanced by the world angular velocity ``omega`` over ``dt``: exp(omega dt) * q, renormalised."""
+    angle = np.sqrt(omega[0] ** 2 + omega[1] ** 2 + omega[2] ** 2) * dt
+    if angle < 1e-12:
+        # Second-order small-angle form keeps the step smooth through zero rotation.
+        half = 0.5 * dt
+        dw, dx, dy, dz = 1.0 - angle * angle / 8.0, omega[0] * half, omega[1] * half, omega[2] * half
+    else:
+        s = np.sin(0.5 * angle) / (angle / dt)
+        dw, dx, dy, dz = np.cos(0.5 * angle), omega[0] * s, omega[1] * s, omega[2] * s
+    w, x, y, z = q[0], q[1], q[2], q[3]
+    out = np.empty(4)
+    out[0] = dw * w - dx * x - dy * y - dz * z
+    out[1] = dw * x + dx * w + dy * z - dz * y
+    out[2] = dw * y - dx * z + dy * w + dz * x
+    out[3] = dw * z + dx * y - dy * x + dz * w
+    return out / np.sqrt(out[0] ** 2 + out[1] ** 2 + out[2] ** 2 + out[3] ** 2)
+
+
+@kernel
+def point_velocity(v, dof, size, arm):
+    """World velocity of a point: a particle (size 3) or a body point at world offset ``arm`` (size 6)."""
+    out = np.empty(3)
+    out[0] = v[dof]
+    out[1] = v[dof + 1]
+    out[2] = v[dof + 2]
+    if size == 6:
+        wx, wy, wz = v[dof + 3], v[dof + 4], v[dof + 5]
+        out[0] += wy * arm[2] - wz * arm[1]
+        out[1] += wz * arm[0] - wx * arm[2]
+        out[2] += wx * arm[1] - wy * arm[0]
+    return out
+
+
+@kernel
+def add_point_force(out, dof, size, arm, f, scale):
+    """out += scale * J^T f for the point Jacobian J of ``point_velocity``."""
+    out[dof] += scale * f[0]
+    out[dof + 1] += scale * f[1]
+    out[dof + 2] += scale * f[2]
+    if size == 6:
+        out[dof + 3] += scale * (arm[1] * f[2] - arm[2] * f[1])
+        out[dof + 4] += scale * (arm[2] * f[0] - arm[0] * f[2])
+        out[dof + 5] += scale * (arm[0] * f[1] - arm[1] * f[0])
+
+
+@kernel
+def point_jacobian(size, arm):
+    """The 3 x size Jacobian [I, -[arm]x] (or I for a particle)."""
+    jac = np.zeros((3, size))
+    jac[0, 0] = 1.0
+    jac[1, 1] = 1.0
+    jac[2, 2] = 1.0
+    if size == 6:
+        jac[0, 4] = arm[2]
+        jac[0, 5] = -arm[1]
+        jac[1, 3] = -arm[2]
+        jac[1, 5] = arm[0]
+        jac[2, 3] = arm[1]
+        jac[2, 4] = -arm[0]
+    return jac

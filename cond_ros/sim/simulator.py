@@ -1,0 +1,80 @@
+"""``Simulator``: the one object the ROS node and the tools drive.
+
+Each step: detect contacts -> a solver assembles and solves the linear
+system -> the state advances. Double-buffered: ``state`` is replaced, never
+mutated, so callers may keep references to old states.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .contacts import ContactSet, build_contact_set
+from .dynamics import build_pattern
+from .model import Control, Model, State
+from .solvers import SolverBase, StepStats, make_solver
+from .validate import ModelError, finite_array, positive
+
+
+class SimulationError(RuntimeError):
+    """The simulation produced non-finite values (a blow-up); the previous state is kept."""
+
+
+class Simulator:
+    """Steps a :class:`Model` with one contact solver.
+
+    Args:
+        model: the scene.
+        dt: time step [s], > 0.
+        solver: a registered solver name (``"cond"``, ``"penalty"``) or a :class:`SolverBase`.
+        solver_options: keyword options of the named solver.
+    """
+
+    def __init__(self, model: Model, *, dt: float = 0.01, solver="cond", solver_options=None):
+        self.model = model
+        self.dt = positive("dt", dt)
+        self.solver = solver if isinstance(solver, SolverBase) else make_solver(solver, **(solver_options or {}))
+        self.pattern = build_pattern(model)
+        self.state: State = model.state()
+        self.control: Control = model.control()
+        self.contacts: ContactSet | None = None
+
+    def reset(self, state: State | None = None) -> None:
+        """Back to the model's initial state (or ``state``); clears warm starts."""
+        self.state = (state or self.model.state()).copy()
+        self.solver.reset()
+        self.contacts = None
+
+    def _checked_control(self, control: Control) -> Control:
+        m = self.model
+        return Control(
+            particle_force=finite_array("control.particle_force", control.particle_force, (m.particle_count, 3)),
+            body_wrench=finite_array("control.body_wrench", control.body_wrench, (m.body_count, 6)),
+        )
+
+    def step(self, control: Control | None = None) -> StepStats:
+        """Advance one step of ``dt``; raises :class:`ModelError` on a bad control, nothing changes then."""
+        control = self._checked_control(control if control is not None else self.control)
+        t0 = time.perf_counter()
+        contacts = build_contact_set(self.model, self.pattern, self.state, self.dt)
+        collision_ms = 1e3 * (time.perf_counter() - t0)
+        new_state, stats = self.solver.step(self.model, self.state, control, contacts, self.dt)
+        stats.collision_ms = collision_ms
+        for name in ("particle_q", "particle_qd", "body_q", "body_quat", "body_qd"):
+            if not np.all(np.isfinite(getattr(new_state, name))):
+                raise SimulationError(f"non-finite {name} at t = {new_state.time:.4f} s; the state was not updated")
+        self.state = new_state
+        self.contacts = contacts
+        return stats
+
+    def run(self, steps: int, control: Control | None = None, callback=None) -> list:
+        """``steps`` steps with a fixed control; ``callback(sim, stats)`` after each. Returns the stats."""
+        if int(steps) != steps or steps < 0:
+            raise ModelError(f"steps: expected a non-negative integer, got {steps!r}")
+        out = []
+        for _ in range(int(steps)):
+            out.append(self.step(control))
+            if callback is not None:
+                callback(self, out[-1])
+        return out

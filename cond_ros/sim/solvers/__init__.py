@@ -1,0 +1,20 @@
+"""Contact solvers, one interface (:class:`SolverBase`), picked by name from :data:`SOLVERS`."""
+from .base import SolverBase, StepStats
+from .cond import SolverCOND
+from .penalty import SolverPenalty
+
+SOLVERS = {
+    "cond": SolverCOND,
+    "penalty": SolverPenalty,
+}
+
+
+def make_solver(name: str, **options) -> SolverBase:
+    """Instantiate the solver registered as ``name`` with keyword ``options``."""
+    from ..validate import ModelError
+    if name not in SOLVERS:
+        raise ModelError(f"solver: unknown {name!r}; available: {', '.join(sorted(SOLVERS))}")
+    return SOLVERS[name](**options)
+
+
+__all__ = ["SOLVERS", "SolverBase", "SolverCOND", "SolverPenalty", "StepStats", "make_solver"]

@@ -1,0 +1,77 @@
+"""The one solver interface: ``step(model, state_in, control, contacts, dt) -> (state_out, StepStats)``.
+
+A solver only decides how the step's contact problem A v = b + J_c^T lambda
+(eq. 1, 15) is solved; assembling it (``dynamics``) and advancing the state
+(``integrate``) are shared by every solver, so they compare on equal footing.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+
+from ..contacts import ContactSet
+from ..dynamics import LinearSystem, assemble
+from ..integrate import advance_state
+from ..model import Control, Model, State
+
+
+@dataclasses.dataclass
+class StepStats:
+    """What one step cost and how well it converged.
+
+    Attributes:
+        iterations: solver iterations used.
+        residual: final ||v^{l+1} - v^l|| [m/s] (COND's theta), or the solver's own measure.
+        dynamics_ms: time to assemble A, b [ms].
+        solver_ms: time to solve the contact problem [ms].
+        collision_ms: time for detection and contact set-up [ms] (filled by the simulator).
+        contact_count: number of contacts.
+        max_penetration: deepest penetration at the start of the step [m] (>= 0).
+    """
+
+    iterations: int = 0
+    residual: float = 0.0
+    dynamics_ms: float = 0.0
+    solver_ms: float = 0.0
+    collision_ms: float = 0.0
+    contact_count: int = 0
+    max_penetration: float = 0.0
+
+
+class SolverBase:
+    """Base class of the contact solvers.
+
+    Subclasses implement :meth:`solve`; they keep warm-start buffers that
+    :meth:`reset` clears.
+    """
+
+    name = "base"
+
+    def reset(self) -> None:
+        """Forget warm-start data (call after teleporting the state)."""
+
+    def assemble(self, model: Model, state: State, control: Control, contacts: ContactSet, dt: float) -> LinearSystem:
+        """The step's linear system; contacts act through virtual nodes (eq. 15)."""
+        return assemble(model, contacts.pattern, state, control, dt, contacts.vn_dof, contacts.vn_size,
+                        contacts.vn_arm, contacts.vn_group)
+
+    def solve(self, system: LinearSystem, contacts: ContactSet, dt: float):
+        """Return (v_hat (system.size,), contact forces (count, 3) in contact frames [N], iterations, residual)."""
+        raise NotImplementedError
+
+    def step(self, model: Model, state_in: State, control: Control, contacts: ContactSet, dt: float):
+        """Assemble, solve and integrate one step; ``state_in`` is not modified."""
+        t0 = time.perf_counter()
+        system = self.assemble(model, state_in, control, contacts, dt)
+        t1 = time.perf_counter()
+        v_hat, forces, iterations, residual = self.solve(system, contacts, dt)
+        t2 = time.perf_counter()
+        contacts.force[:] = forces
+        state_out = advance_state(model, state_in, v_hat[:model.dof_count], dt)
+        gaps = contacts.gap
+        stats = StepStats(iterations=int(iterations), residual=float(residual),
+                          dynamics_ms=1e3 * (t1 - t0), solver_ms=1e3 * (t2 - t1), contact_count=contacts.count,
+                          max_penetration=float(max(0.0, -np.min(gaps))) if len(gaps) else 0.0)
+        return state_out, stats

@@ -1,0 +1,178 @@
+"""COND: contact nodalization and diagonalization with velocity fixed-point iteration.
+
+Lee, Lee & Lee, "Large-Dimensional Multibody Dynamics Simulation Using
+Contact Nodalization and Diagonalization" (``shared/papers``), Alg. 1-3.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..contacts import ContactSet
+from ..dynamics import LinearSystem
+from ..validate import ModelError, non_negative, positive, scalar
+from ..rigid import point_jacobian
+from .base import SolverBase
+from .cond_kernels import (WEIGHTS_BB1, WEIGHTS_BB2, WEIGHTS_BB_ALTERNATING, WEIGHTS_FROBENIUS,
+                           contact_velocities, frobenius_terms, frobenius_weights, owner_force_warm_start,
+                           velocity_fixed_point)
+from .friction_cone import PROJECTION_PROXIMAL, PROJECTION_STRICT, project_cone
+
+PROJECTIONS = {"strict": PROJECTION_STRICT, "proximal": PROJECTION_PROXIMAL}
+WEIGHTS = {"frobenius": WEIGHTS_FROBENIUS, "bb1": WEIGHTS_BB1, "bb2": WEIGHTS_BB2,
+           "bb": WEIGHTS_BB_ALTERNATING}
+
+
+class SolverCOND(SolverBase):
+    """The COND contact solver.
+
+    Each V-FPI iteration takes a gradient step (20) with a diagonal step-size
+    matrix W, solves the surrogate contact problem (23) in one shot per contact
+    (Alg. 2, exact because the surrogate Delassus operator is diagonal,
+    Prop. 3), and updates the velocity (24); optional Chebyshev acceleration
+    (Alg. 3) with the spectral-radius estimate (39).
+
+    Args:
+        projection: "strict" (exact Signorini-Coulomb (11); anisotropic cones by
+            numeric ellipse projection, Prop. 6) or "proximal" (the convex CCP
+            relaxation (28)/(36), isotropic only).
+        weights: W of Sec. IV-C: "frobenius" (IV-C1), or Barzilai-Borwein
+            "bb1", "bb2" or "bb" (alternating) (IV-C2).
+        frobenius_reuse_steps: keep a Frobenius W for this many steps while the
+            set of virtual nodes is unchanged (the W only affects convergence speed).
+        chebyshev: Chebyshev acceleration (Alg. 3).
+        chebyshev_start: l_s, the iteration at which acceleration begins.
+        under_relaxation: u in (0, 1], applied with Chebyshev.
+        tolerance: theta_th on ||v^{l+1} - v^l|| [m/s].
+        max_iterations: l_max.
+        regularization: omega of the invertible contact model, Omega_c = omega I
+            (Sec. III-E1) [m/(N s)]; 0 for the hard contact model.
+        warm_start: start from the previous step's v_hat (virtual nodes from J_v v_hat, Sec. V-A5).
+        force_warm_start: also warm-start every virtual-node owner (a rigid body, or a particle with
+            several contacts) from the previous step's forces of the same contacts, by solving the
+            reduced dynamics (18) on the owner's own block. Not in the paper: V-FPI corrects the mode in
+            which an owner and its virtual nodes move together by only ~M_hat / k_v per iteration (a
+            0.5 kg box at k_v = 1e5 needs ~2000 iterations per step without it). Only the start changes.
+
+    Limitations:
+        Anisotropic friction requires the strict projection. Convergence of the
+        strict operator is guaranteed only for completely-nodal systems at small
+        dt (Thm. 1); the proximal operator always converges (Thm. 2).
+    """
+
+    name = "cond"
+
+    def __init__(self, *, projection="strict", weights="frobenius", frobenius_reuse_steps=1, chebyshev=True,
+                 chebyshev_start=5, under_relaxation=0.9, tolerance=1e-8, max_iterations=1000, regularization=0.0,
+                 warm_start=True, force_warm_start=True):
+        if projection not in PROJECTIONS:
+            raise ModelError(f"projection: expected one of {sorted(PROJECTIONS)}, got {projection!r}")
+        if weights not in WEIGHTS:
+            raise ModelError(f"weights: expected one of {sorted(WEIGHTS)}, got {weights!r}")
+        self.projection = projection
+        self.weights = weights
+        self.frobenius_reuse_steps = int(scalar("frobenius_reuse_steps", frobenius_reuse_steps, low=1))
+        self.chebyshev = bool(chebyshev)
+        self.chebyshev_start = int(scalar("chebyshev_start", chebyshev_start, low=0))
+        self.under_relaxation = scalar("under_relaxation", under_relaxation, low=0.0, high=1.0, low_open=True)
+        self.tolerance = positive("tolerance", tolerance)
+        self.max_iterations = int(scalar("max_iterations", max_iterations, low=1))
+        self.regularization = non_negative("regularization", regularization)
+        self.warm_start = bool(warm_start)
+        self.force_warm_start = bool(force_warm_start)
+        self.reset()
+
+    def reset(self) -> None:
+        self._v_hat = None
+        self._w_cache = None  # (key, age, w over original rows + virtual rows)
+        self._previous_forces = (np.zeros(0, np.int64), np.zeros((0, 3)))  # (sorted contact keys, world forces)
+
+    def _weight_vector(self, system: LinearSystem, contacts: ContactSet) -> np.ndarray:
+        key = (system.dof_count, system.vn_dof.tobytes(), contacts.dof_a.tobytes(), contacts.dof_b.tobytes())
+        cache = self._w_cache
+        if cache is not None and cache[0] == key and cache[1] < self.frobenius_reuse_steps:
+            self._w_cache = (key, cache[1] + 1, cache[2])
+            return cache[2]
+        diag = np.empty(system.size)
+        norm2 = np.empty(system.size)
+        frobenius_terms(system.indptr, system.indices, system.data, system.vn_dof, system.vn_size, system.vn_arm,
+                        system.virtual_node_gain, diag, norm2)
+        w = np.empty(system.size)
+        frobenius_weights(diag, norm2, contacts.dof_a, contacts.dof_b, w)
+        self._w_cache = (key, 1, w)
+        return w
+
+    def _warm_start_owners(self, system: LinearSystem, contacts: ContactSet, v: np.ndarray) -> None:
+        """Apply :func:`owner_force_warm_start` with the previous forces of contacts seen again."""
+        n_vn = system.vn_count
+        # virtual nodes are created owner by owner, so each owner's nodes are one contiguous run
+        change = np.flatnonzero(np.diff(system.vn_dof)) + 1
+        starts = np.concatenate([[0], change]).astype(np.int64)
+        owner_dof = system.vn_dof[starts]
+        owner_size = system.vn_size[starts]
+        slots = contacts.pattern.block_slot[contacts.pattern.diag_pair[contacts.vn_group[starts]]]
+        bounds = np.append(starts, n_vn).astype(np.int64)
+        inverse = np.zeros((len(starts), 6, 6))
+        for g, (size, slot) in enumerate(zip(owner_size, slots)):
+            block = system.data[slot[:size, None] + np.arange(size)]
+            for k in range(bounds[g], bounds[g + 1]):
+                jac = point_jacobian(size, system.vn_arm[k])
+                block = block - system.virtual_node_gain * jac.T @ jac
+            inverse[g, :size, :size] = np.linalg.inv(block)
+        vn_force = np.zeros((n_vn, 3))
+        on_vn = np.flatnonzero(contacts.dof_a >= system.dof_count)
+        old_keys, old_forces = self._previous_forces
+        if len(old_keys):
+            keys = _contact_keys(contacts)[on_vn]
+            pos = np.minimum(np.searchsorted(old_keys, keys), len(old_keys) - 1)
+            found = old_keys[pos] == keys
+            vn_force[(contacts.dof_a[on_vn[found]] - system.dof_count) // 3] = old_forces[pos[found]]
+        owner_force_warm_start(system.indptr, system.indices, system.data, system.b, system.virtual_node_gain,
+                               owner_dof, owner_size, inverse, bounds, system.vn_size, system.vn_arm, vn_force, v)
+
+    def initial_guess(self, system: LinearSystem) -> np.ndarray:
+        """v^1: the previous v_hat on the original DOFs, J_v v_hat on the virtual nodes (Sec. V-A5)."""
+        v = np.zeros(system.size)
+        if self.warm_start and self._v_hat is not None and len(self._v_hat) == system.dof_count:
+            v[:system.dof_count] = self._v_hat
+        if system.vn_count:
+            from ..dynamics import virtual_node_jacobian
+            v[system.dof_count:] = virtual_node_jacobian(system) @ v[:system.dof_count]
+        return v
+
+    def solve(self, system: LinearSystem, contacts: ContactSet, dt: float):
+        if self.projection == "proximal" and contacts.count and np.any(contacts.friction[:, 0] != contacts.friction[:, 1]):
+            raise ModelError("SolverCOND: anisotropic friction needs projection='strict' (Prop. 6); "
+                             "the proximal operator is implemented for isotropic cones only")
+        v = self.initial_guess(system)
+        w = self._weight_vector(system, contacts)
+        force = np.zeros((contacts.count, 3))
+        if self.force_warm_start and system.vn_count:
+            self._warm_start_owners(system, contacts, v)
+        iterations, residual = velocity_fixed_point(
+            system.indptr, system.indices, system.data, system.rhs(), system.vn_dof, system.vn_size, system.vn_arm,
+            system.virtual_node_gain, contacts.dof_a, contacts.dof_b, contacts.frame, contacts.friction,
+            contacts.offset, self.regularization, PROJECTIONS[self.projection], w, WEIGHTS[self.weights],
+            self.chebyshev, self.chebyshev_start, self.under_relaxation, self.tolerance, self.max_iterations,
+            v, force)
+        self._v_hat = v[:system.dof_count].copy()
+        keys = _contact_keys(contacts)
+        order = np.argsort(keys, kind="stable")
+        self._previous_forces = (keys[order], np.einsum("mij,mi->mj", contacts.frame, force)[order])
+        return v, force, iterations, residual
+
+    def inverse_contact_forces(self, v_hat: np.ndarray, contacts: ContactSet) -> np.ndarray:
+        """Contact forces recovered from a velocity alone (invertible model, Sec. III-E1).
+
+        lambda_m = Pi_C(-(J_c,m v_hat + phi_m) / omega); needs ``regularization`` > 0.
+        """
+        if self.regularization <= 0.0:
+            raise ModelError("inverse_contact_forces: needs regularization > 0 (the invertible contact model)")
+        u = contact_velocities(contacts.dof_a, contacts.dof_b, contacts.frame, contacts.offset, v_hat)
+        mode = PROJECTIONS[self.projection]
+        return np.array([project_cone(mode, *(-u[m] / self.regularization), *contacts.friction[m])
+                         for m in range(contacts.count)]).reshape(-1, 3)
+
+
+def _contact_keys(contacts: ContactSet) -> np.ndarray:
+    """An integer identity of each contact (source point and collider) that persists across steps."""
+    return (contacts.source_index * (1 << 21) + (contacts.collider + 1)) * 2 + contacts.source_kind

@@ -1,0 +1,222 @@
+"""Kernels of COND's velocity fixed-point iteration (Alg. 1-3).
+
+All take plain arrays. The iteration loop itself is a kernel too: a step runs
+tens of iterations, and per-iteration Python dispatch would cost more than
+the arithmetic on small scenes.
+"""
+import numpy as np
+from numba import prange
+
+from ..dynamics import augmented_matvec
+from ..jit import kernel, parallel_kernel
+from ..rigid import point_jacobian
+from .friction_cone import project_cone
+
+WEIGHTS_FROBENIUS = 0
+WEIGHTS_BB1 = 1
+WEIGHTS_BB2 = 2
+WEIGHTS_BB_ALTERNATING = 3
+
+
+@kernel
+def frobenius_terms(indptr, indices, data, vn_dof, vn_size, vn_arm, kv, diag, row_norm2):
+    """a_ii and ||A_i*||^2 of every row of the augmented A (eq. 15), for IV-C1."""
+    n_o = indptr.shape[0] - 1
+    for i in range(n_o):
+        d = 0.0
+        s = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            s += data[p] * data[p]
+            if indices[p] == i:
+                d = data[p]
+        diag[i] = d
+        row_norm2[i] = s
+    for k in range(vn_dof.shape[0]):
+        dof = vn_dof[k]
+        arm = vn_arm[k]
+        # squared entries of J_v = [I, -[arm]x]: the virtual rows and the owner's -k_v J_v^T columns
+        col2 = np.zeros(6)
+        col2[0] = col2[1] = col2[2] = 1.0
+        row2 = np.ones(3)
+        if vn_size[k] == 6:
+            col2[3] = arm[1] ** 2 + arm[2] ** 2
+            col2[4] = arm[0] ** 2 + arm[2] ** 2
+            col2[5] = arm[0] ** 2 + arm[1] ** 2
+            row2[0] += arm[1] ** 2 + arm[2] ** 2
+            row2[1] += arm[0] ** 2 + arm[2] ** 2
+            row2[2] += arm[0] ** 2 + arm[1] ** 2
+        for r in range(vn_size[k]):
+            row_norm2[dof + r] += kv * kv * col2[r]
+        base = n_o + 3 * k
+        for r in range(3):
+            diag[base + r] = kv
+            row_norm2[base + r] = kv * kv * (1.0 + row2[r])
+
+
+@kernel
+def frobenius_weights(diag, row_norm2, dof_a, dof_b, w):
+    """w_ii = a_ii / ||A_i*||^2, with one shared w_bar per contact node (Prop. 3, IV-C1)."""
+    for i in range(w.shape[0]):
+        w[i] = diag[i] / row_norm2[i]
+    for m in range(dof_a.shape[0]):
+        for node in (dof_a[m], dof_b[m]):
+            if node < 0:
+                continue
+            num = diag[node] + diag[node + 1] + diag[node + 2]
+            den = row_norm2[node] + row_norm2[node + 1] + row_norm2[node + 2]
+            w[node] = w[node + 1] = w[node + 2] = num / den
+
+
+@parallel_kernel
+def solve_surrogate_contacts(dof_a, dof_b, frame, friction, offset, regularization, projection, w, v_star, v_out,
+                             force):
+    """Alg. 2: one-shot, per-contact solve of the diagonal surrogate problem (23), then update (24).
+
+    v_out must hold a copy of v_star; each node belongs to one contact, so the writes are disjoint.
+    """
+    for m in prange(dof_a.shape[0]):
+        a = dof_a[m]
+        b = dof_b[m]
+        rel = v_star[a:a + 3].copy()
+        gamma = w[a] + regularization
+        if b >= 0:
+            rel -= v_star[b:b + 3]
+            gamma += w[b]
+        eta = frame[m] @ rel
+        lam_n, lam_t1, lam_t2 = project_cone(projection, -(eta[0] + offset[m, 0]) / gamma,
+                                             -(eta[1] + offset[m, 1]) / gamma, -(eta[2] + offset[m, 2]) / gamma,
+                                             friction[m, 0], friction[m, 1])
+        force[m, 0] = lam_n
+        force[m, 1] = lam_t1
+        force[m, 2] = lam_t2
+        f = frame[m].T @ force[m]
+        for r in range(3):
+            v_out[a + r] += w[a] * f[r]
+            if b >= 0:
+                v_out[b + r] -= w[b] * f[r]
+
+
+@kernel
+def owner_force_warm_start(indptr, indices, data, b, kv, owner_dof, owner_size, owner_inverse, owner_vn_start,
+                           vn_size, vn_arm, vn_force, v):
+    """Initial velocities of virtual-node owners and their nodes from guessed node forces (world, [N]).
+
+    In the mode where an owner and its virtual nodes move together the k_v terms of (15) cancel, so
+    V-FPI corrects that mode by only ~M_hat / k_v per iteration. Starting there from the reduced
+    dynamics (18) with the previous step's contact forces, A_o,gg v_g = b_g - (off-diagonal A_o v)_g
+    + sum J_v^T f, and the nodes at v_v = J_v v_g + f / k_v (17), leaves V-FPI only the change of the forces.
+    """
+    for g in range(owner_dof.shape[0]):
+        dof = owner_dof[g]
+        size = owner_size[g]
+        res = np.zeros(6)
+        for r in range(size):
+            acc = b[dof + r]
+            for p in range(indptr[dof + r], indptr[dof + r + 1]):
+                acc -= data[p] * v[indices[p]]
+            res[r] = acc
+        for k in range(owner_vn_start[g], owner_vn_start[g + 1]):
+            jac = point_jacobian(vn_size[k], vn_arm[k])
+            pv = jac @ v[dof:dof + size]  # data holds A_o + k_v J^T J: add back k_v J^T J v_g
+            for r in range(size):
+                for e in range(3):
+                    res[r] += jac[e, r] * (kv * pv[e] + vn_force[k, e])
+        delta = owner_inverse[g, :size, :size] @ res[:size]
+        for r in range(size):
+            v[dof + r] += delta[r]
+        for k in range(owner_vn_start[g], owner_vn_start[g + 1]):
+            pv = point_jacobian(vn_size[k], vn_arm[k]) @ v[dof:dof + size]
+            base = indptr.shape[0] - 1 + 3 * k
+            for e in range(3):
+                v[base + e] = pv[e] + vn_force[k, e] / kv
+
+
+@kernel
+def _dot(x, y):
+    acc = 0.0
+    for i in range(x.shape[0]):
+        acc += x[i] * y[i]
+    return acc
+
+
+@kernel
+def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_arm, kv, dof_a, dof_b, frame, friction,
+                         offset, regularization, projection, weights, weight_mode, chebyshev, chebyshev_start,
+                         under_relaxation, tolerance, max_iterations, v, force):
+    """COND's V-FPI (Alg. 1, with Alg. 3 when ``chebyshev``), in place on the warm-started ``v``.
+
+    ``weights`` is the Frobenius W (also the source of the Barzilai-Borwein start step).
+    Returns (iterations, final residual theta).
+    """
+    n = v.shape[0]
+    w = weights.copy()
+    alpha = np.inf
+    for i in range(n):
+        alpha = min(alpha, weights[i])
+    av = np.empty(n)
+    augmented_matvec(indptr, indices, data, vn_dof, vn_size, vn_arm, kv, v, av)
+    v_prev = v.copy()
+    av_prev = av.copy()
+    v_star = np.empty(n)
+    v_next = np.empty(n)
+    diff = np.empty(n)
+    v_plain = np.empty(n)
+    nu = 1.0
+    rho = 0.0
+    theta = np.inf
+    theta_prev = np.inf
+    iterations = 0
+    for it in range(max_iterations):
+        iterations = it + 1
+        if weight_mode != WEIGHTS_FROBENIUS:
+            if it > 0:
+                diff[:] = v - v_prev
+                z = av - av_prev
+                sz = _dot(diff, z)
+                if sz > 0.0:
+                    use_bb1 = weight_mode == WEIGHTS_BB1 or (weight_mode == WEIGHTS_BB_ALTERNATING and it % 2 == 1)
+                    alpha = _dot(diff, diff) / sz if use_bb1 else sz / _dot(z, z)
+            w[:] = alpha
+        for i in range(n):  # (20)
+            v_star[i] = v[i] - w[i] * (av[i] - b[i])
+        v_next[:] = v_star
+        solve_surrogate_contacts(dof_a, dof_b, frame, friction, offset, regularization, projection, w, v_star,
+                                 v_next, force)
+        v_plain[:] = v_next
+        if chebyshev:  # Alg. 3 with under-relaxation
+            if it < chebyshev_start:
+                nu = 1.0
+            elif it == chebyshev_start:
+                nu = 2.0 / (2.0 - rho * rho)
+            else:
+                nu = 4.0 / (4.0 - rho * rho * nu)
+            for i in range(n):
+                v_next[i] = nu * (v[i] + under_relaxation * (v_next[i] - v[i]) - v_prev[i]) + v_prev[i]
+        diff[:] = v_next - v
+        theta = np.sqrt(_dot(diff, diff))
+        if theta_prev < np.inf and theta_prev > 0.0:
+            rho = min(theta / theta_prev, 1.0)  # (39)
+        theta_prev = theta
+        v_prev[:] = v
+        v[:] = v_next
+        av_prev[:] = av
+        augmented_matvec(indptr, indices, data, vn_dof, vn_size, vn_arm, kv, v, av)
+        if theta < tolerance:
+            break
+    if theta >= tolerance:
+        # Not converged within l_max: return the last plain update, which satisfies the contact
+        # conditions of its surrogate problem, rather than an extrapolated Chebyshev iterate.
+        v[:] = v_plain
+    return iterations, theta
+
+
+@kernel
+def contact_velocities(dof_a, dof_b, frame, offset, v):
+    """u_m = J_c,m v + phi_m in the contact frames, (m, 3)."""
+    out = np.empty((dof_a.shape[0], 3))
+    for m in range(dof_a.shape[0]):
+        rel = v[dof_a[m]:dof_a[m] + 3].copy()
+        if dof_b[m] >= 0:
+            rel -= v[dof_b[m]:dof_b[m] + 3]
+        out[m] = frame[m] @ rel + offset[m]
+    return out
