@@ -2,10 +2,11 @@
 
 Every contact acts on nodes of the augmented velocity vector (eq. 15):
 
-- a particle in contact is a node itself; it serves one contact directly,
-  and any further contact on it gets a virtual node (J_v = I), so that no
-  node carries two contacts. That keeps the surrogate Delassus operator
-  exactly diagonal (Prop. 3) and the per-contact kernels race-free;
+- a particle in contact is a node itself. A particle touching several
+  colliders keeps all those contacts on its node; they form one group whose
+  small surrogate problem the solver handles on its own (giving it virtual
+  nodes instead would add a k_v-stiff mode to a light node). Different groups
+  never share a node, which keeps the per-group kernels race-free;
 - a point on a rigid body always gets a virtual node (eq. 14) with
   J_v = [I, -[r]x].
 
@@ -81,6 +82,13 @@ class ContactSet:
     vn_arm: np.ndarray
     vn_group: np.ndarray
 
+    def group_start(self) -> np.ndarray:
+        """Start of each run of contacts on the same node (contacts are ordered by node), plus the end."""
+        if self.count == 0:
+            return np.zeros(1, dtype=np.int64)
+        change = np.flatnonzero(self.dof_a[1:] != self.dof_a[:-1]) + 1
+        return np.concatenate([[0], change, [self.count]]).astype(np.int64)
+
     def world_forces(self) -> np.ndarray:
         """Contact forces on the node side in world coordinates [N], (m, 3)."""
         return np.einsum("mij,mi->mj", self.frame, self.force)
@@ -138,10 +146,8 @@ def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: fl
     m = found.count
     point = found.point_index
     n_p = model.particle_count
-    # A particle's first contact uses the particle node itself; everything else gets a virtual node.
-    first_of_point = np.ones(m, dtype=bool)
-    first_of_point[1:] = point[1:] != point[:-1]
-    direct = (point < n_p) & first_of_point
+    # Particle contacts act on the particle node; body points get one virtual node per contact.
+    direct = point < n_p
     virtual = ~direct
     vn_count = int(virtual.sum())
     dof_a = np.empty(m, dtype=np.int64)

@@ -150,7 +150,7 @@ class SolverCOND(SolverBase):
             self._warm_start_owners(system, contacts, v)
         iterations, residual = velocity_fixed_point(
             system.indptr, system.indices, system.data, system.rhs(), system.vn_dof, system.vn_size, system.vn_arm,
-            system.virtual_node_gain, contacts.dof_a, contacts.dof_b, contacts.frame, contacts.friction,
+            system.virtual_node_gain, contacts.group_start(), contacts.dof_a, contacts.dof_b, contacts.frame, contacts.friction,
             contacts.offset, self.regularization, PROJECTIONS[self.projection], w, WEIGHTS[self.weights],
             self.chebyshev, self.chebyshev_start, self.under_relaxation, self.tolerance, self.max_iterations,
             v, force)

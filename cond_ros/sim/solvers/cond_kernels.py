@@ -16,6 +16,7 @@ WEIGHTS_FROBENIUS = 0
 WEIGHTS_BB1 = 1
 WEIGHTS_BB2 = 2
 WEIGHTS_BB_ALTERNATING = 3
+LOCAL_SWEEPS = 8  # Gauss-Seidel sweeps for a node with several contacts (a particle in a crease)
 
 
 @kernel
@@ -67,33 +68,64 @@ def frobenius_weights(diag, row_norm2, dof_a, dof_b, w):
             w[node] = w[node + 1] = w[node + 2] = num / den
 
 
-@parallel_kernel
-def solve_surrogate_contacts(dof_a, dof_b, frame, friction, offset, regularization, projection, w, v_star, v_out,
-                             force):
-    """Alg. 2: one-shot, per-contact solve of the diagonal surrogate problem (23), then update (24).
+@kernel
+def _solve_one(m, dof_a, dof_b, frame, friction, offset, gamma, projection, v, force):
+    """lambda_m of Alg. 2 from the node velocities ``v`` (which exclude contact m's own force)."""
+    a = dof_a[m]
+    b = dof_b[m]
+    rel = v[a:a + 3].copy()
+    if b >= 0:
+        rel -= v[b:b + 3]
+    eta = frame[m] @ rel
+    lam_n, lam_t1, lam_t2 = project_cone(projection, -(eta[0] + offset[m, 0]) / gamma,
+                                         -(eta[1] + offset[m, 1]) / gamma, -(eta[2] + offset[m, 2]) / gamma,
+                                         friction[m, 0], friction[m, 1])
+    force[m, 0] = lam_n
+    force[m, 1] = lam_t1
+    force[m, 2] = lam_t2
 
-    v_out must hold a copy of v_star; each node belongs to one contact, so the writes are disjoint.
-    """
-    for m in prange(dof_a.shape[0]):
-        a = dof_a[m]
-        b = dof_b[m]
-        rel = v_star[a:a + 3].copy()
-        gamma = w[a] + regularization
+
+@kernel
+def _apply(m, dof_a, dof_b, frame, w, force, sign, v):
+    """v += sign * W J_c,m^T lambda_m (update (24) for one contact)."""
+    a = dof_a[m]
+    b = dof_b[m]
+    for r in range(3):
+        f = frame[m, 0, r] * force[m, 0] + frame[m, 1, r] * force[m, 1] + frame[m, 2, r] * force[m, 2]
+        v[a + r] += sign * w[a] * f
         if b >= 0:
-            rel -= v_star[b:b + 3]
-            gamma += w[b]
-        eta = frame[m] @ rel
-        lam_n, lam_t1, lam_t2 = project_cone(projection, -(eta[0] + offset[m, 0]) / gamma,
-                                             -(eta[1] + offset[m, 1]) / gamma, -(eta[2] + offset[m, 2]) / gamma,
-                                             friction[m, 0], friction[m, 1])
-        force[m, 0] = lam_n
-        force[m, 1] = lam_t1
-        force[m, 2] = lam_t2
-        f = frame[m].T @ force[m]
-        for r in range(3):
-            v_out[a + r] += w[a] * f[r]
-            if b >= 0:
-                v_out[b + r] -= w[b] * f[r]
+            v[b + r] -= sign * w[b] * f
+
+
+@parallel_kernel
+def solve_surrogate_contacts(group_start, dof_a, dof_b, frame, friction, offset, regularization, projection,
+                             local_sweeps, w, v_star, v_out, force):
+    """Alg. 2: per-node solve of the diagonal surrogate problem (23), then update (24); v_out = v_star on entry.
+
+    Contacts are grouped by node (group_start); groups touch disjoint nodes, so they run in parallel.
+    A group of one contact is solved in one shot (Prop. 4/5). A particle touching several colliders
+    forms a larger group whose surrogate problem couples only its own contacts (Gamma = w R_i R_j^T);
+    it is solved exactly enough by projected Gauss-Seidel sweeps over that group alone.
+    """
+    for g in prange(group_start.shape[0] - 1):
+        first = group_start[g]
+        last = group_start[g + 1]
+        a = dof_a[first]
+        gamma = w[a] + regularization
+        if dof_b[first] >= 0:
+            gamma += w[dof_b[first]]
+        if last - first == 1:
+            _solve_one(first, dof_a, dof_b, frame, friction, offset, gamma, projection, v_star, force)
+        else:
+            for m in range(first, last):
+                force[m, :] = 0.0
+            for _ in range(local_sweeps):
+                for m in range(first, last):
+                    _apply(m, dof_a, dof_b, frame, w, force, -1.0, v_out)
+                    _solve_one(m, dof_a, dof_b, frame, friction, offset, gamma, projection, v_out, force)
+                    _apply(m, dof_a, dof_b, frame, w, force, 1.0, v_out)
+            continue
+        _apply(first, dof_a, dof_b, frame, w, force, 1.0, v_out)
 
 
 @kernel
@@ -140,7 +172,8 @@ def _dot(x, y):
 
 
 @kernel
-def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_arm, kv, dof_a, dof_b, frame, friction,
+def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_arm, kv, group_start, dof_a, dof_b, frame,
+                         friction,
                          offset, regularization, projection, weights, weight_mode, chebyshev, chebyshev_start,
                          under_relaxation, tolerance, max_iterations, v, force):
     """COND's V-FPI (Alg. 1, with Alg. 3 when ``chebyshev``), in place on the warm-started ``v``.
@@ -180,8 +213,8 @@ def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_arm, kv, 
         for i in range(n):  # (20)
             v_star[i] = v[i] - w[i] * (av[i] - b[i])
         v_next[:] = v_star
-        solve_surrogate_contacts(dof_a, dof_b, frame, friction, offset, regularization, projection, w, v_star,
-                                 v_next, force)
+        solve_surrogate_contacts(group_start, dof_a, dof_b, frame, friction, offset, regularization, projection,
+                                 LOCAL_SWEEPS, w, v_star, v_next, force)
         v_plain[:] = v_next
         if chebyshev:  # Alg. 3 with under-relaxation
             if it < chebyshev_start:

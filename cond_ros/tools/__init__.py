@@ -1,0 +1,1 @@
+"""Command-line tools: scenes, benchmarks, plots (the ``cond-ros`` command)."""

@@ -1,0 +1,65 @@
+"""Built-in scenes of the paper's simple cases, as functions returning a ``Model``.
+
+Until scene YAML exists (issue 3+), these are the scenes ``cond-ros run`` and
+the benchmarks use.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..sim import DampingPolicy, Model, ModelBuilder, box_inertia, particle
+
+BOX_HALF = 0.1  # Sec. V-B: 0.2 m cube
+BOX_MASS = 0.5  # [kg]
+
+
+def box_on_plane(*, mu=0.2, velocity=(0.0, 0.0, 0.0), virtual_node_gain=1e5, plane_rot=None) -> Model:
+    """Sec. V-B / V-G: a 0.2 m, 0.5 kg cube on a plane, its four bottom vertices as contact points.
+
+    The box starts touching the plane (bottom at z = 0). ``mu`` is a scalar or (mu1, mu2) along the
+    plane's local x/y (anisotropic, Sec. III-E2) and ``plane_rot`` orients those axes.
+    """
+    builder = ModelBuilder()
+    body = builder.add_body((0.0, 0.0, BOX_HALF), mass=BOX_MASS, inertia=box_inertia(BOX_MASS, (BOX_HALF,) * 3),
+                            velocity=velocity)
+    for sx, sy in ((-1, -1), (1, -1), (-1, 1), (1, 1)):
+        builder.add_contact_point(body, (sx * BOX_HALF, sy * BOX_HALF, -BOX_HALF))
+    builder.add_collider_plane(rot=plane_rot if plane_rot is not None else np.eye(3), mu=mu)
+    return builder.finalize(virtual_node_gain=virtual_node_gain)
+
+
+def cloth(n: int, *, size=1.0, mass=0.5, stiffness=20.0, mu=0.4, sphere_radius=0.2, drop=0.05,
+          with_sphere=True) -> Model:
+    """A square particle cloth of n x n nodes (structural and shear springs) above a sphere and a ground plane.
+
+    Total mass, side length and the spring stiffness per unit strain are kept constant as ``n``
+    changes, so resolutions are comparable (the paper's Fig. 11 refines the same mat).
+    """
+    builder = ModelBuilder()
+    h = size / (n - 1)
+    m = mass / (n * n)
+    radius = 0.25 * h
+    idx = np.arange(n * n).reshape(n, n)
+    height = (2.0 * sphere_radius if with_sphere else 0.0) + radius + drop
+    xs = (np.arange(n) - 0.5 * (n - 1)) * h
+    for i in range(n):
+        for j in range(n):
+            builder.add_particle((xs[i], xs[j], height), mass=m, radius=radius, mu=mu)
+    k = stiffness  # EA-like: per-spring stiffness k / length keeps strain response resolution-independent
+    for i in range(n):
+        for j in range(n):
+            for di, dj in ((1, 0), (0, 1), (1, 1), (1, -1)):
+                a, b = i + di, j + dj
+                if 0 <= a < n and 0 <= b < n:
+                    length = h * np.hypot(di, dj)
+                    builder.add_spring(particle(idx[i, j]), particle(idx[a, b]), stiffness=k / length)
+    builder.add_collider_plane(mu=mu)
+    if with_sphere:
+        builder.add_collider_sphere((0.0, 0.0, sphere_radius), sphere_radius, mu=mu)
+    return builder.finalize(contact_margin=2.0 * radius, damping_policy=DampingPolicy.GEOMETRIC)
+
+
+SCENES = {
+    "box_sliding": lambda: box_on_plane(),
+    "cloth_drape": lambda: cloth(24),
+}

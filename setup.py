@@ -1,0 +1,34 @@
+"""ament_python package ``cond_ros`` (also a plain pip package: ``pip install -e .``)."""
+from glob import glob
+
+from setuptools import find_packages, setup
+
+PACKAGE = "cond_ros"
+
+setup(
+    name=PACKAGE,
+    version="0.1.0",
+    packages=find_packages(include=[PACKAGE, f"{PACKAGE}.*"]),
+    data_files=[
+        ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
+        (f"share/{PACKAGE}", ["package.xml"]),
+        (f"share/{PACKAGE}/launch", glob("launch/*.py")),
+        (f"share/{PACKAGE}/config", glob("config/*")),
+        (f"share/{PACKAGE}/urdf", glob("urdf/*")),
+    ],
+    python_requires=">=3.10",
+    install_requires=["numpy>=1.24", "scipy>=1.10", "numba>=0.59", "PyYAML>=6", "tqdm>=4.60"],
+    extras_require={
+        # ROS 2 Kilted client libraries as PyPI wheels; leave them out where ROS 2 comes from apt.
+        "ros": ["ros-rclpy", "ros-rmw-fastrtps-cpp", "ros-std-msgs", "ros-std-srvs", "ros-sensor-msgs",
+                "ros-geometry-msgs", "ros-trajectory-msgs", "ros-rosgraph-msgs", "ros-visualization-msgs",
+                "ros-diagnostic-msgs"],
+        "test": ["pytest>=7", "clarabel>=0.7"],
+    },
+    zip_safe=False,
+    maintainer="cond_ros developers",
+    maintainer_email="dev@cond-ros.org",
+    description="COND contact simulation with a ROS 2 co-simulation node",
+    license="Apache-2.0",
+    entry_points={"console_scripts": ["cond-ros = cond_ros.cli:main"]},
+)
