@@ -97,7 +97,8 @@ def cone_qp(p, q, friction, polish=True):
 
     ``friction`` is (m, 2): (mu1, mu2) per block. With P = A_c (+ omega I) and q = b_c + phi this is
     the CCP (36) (and the regularized model (37)). With ``polish`` and isotropic cones the
-    interior-point answer is refined to round-off (see :func:`_polish`).
+    interior-point answer is refined to round-off (see :func:`_polish`) when P is positive definite
+    (with several contacts on one node A_c is singular and only v = A^-1 (b + J^T l) is unique).
     """
     friction = np.asarray(friction, float).reshape(-1, 2)
     n = 3 * len(friction)
@@ -110,12 +111,15 @@ def cone_qp(p, q, friction, polish=True):
     # P / rho of unit diagonal and kappa the size of the unconstrained minimizer.
     p = np.asarray(p, float)
     q = np.asarray(q, float)
+    if not np.any(q):
+        return np.zeros(n)  # 1/2 l^T P l >= 0 = its value at l = 0, which is in every cone
     rho = float(np.max(np.abs(np.diag(p))))
     kappa = float(np.max(np.abs(q))) / rho or 1.0
     p_s, q_s = p / rho, q / (kappa * rho)
     x = _clarabel_solve(p_s, q_s, np.array(a_rows), np.zeros(len(a_rows)), cones)
-    if polish and np.all(friction[:, 0] == friction[:, 1]):
-        x = _polish(p_s, q_s, friction[:, 0], x)
+    eig = np.linalg.eigvalsh(p_s)
+    if polish and np.all(friction[:, 0] == friction[:, 1]) and eig[0] > 1e-10 * eig[-1]:
+        x = _polish(p_s, q_s, friction[:, 0], x)  # strongly convex: a unique minimizer to polish
     return kappa * x
 
 

@@ -90,14 +90,23 @@ def resolve_import(path, node):
     return ".".join(base + ([node.module] if node.module else []))
 
 
+def _is_kernel_decorator(target):
+    return dotted(target) in KERNEL_DECORATORS or (dotted(target) or "").split(".")[-1] in KERNEL_DECORATORS
+
+
 def kernel_functions(tree):
-    """Names of functions decorated with kernel/parallel_kernel (bare or called with options)."""
+    """Names of kernels: functions decorated with kernel/parallel_kernel (bare or called with options),
+    and module-level ``name = kernel(fn)`` variants compiled from one shared source (umap's pattern)."""
     names = set()
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                and _is_kernel_decorator(node.value.func)):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for dec in node.decorator_list:
                 target = dec.func if isinstance(dec, ast.Call) else dec
-                if dotted(target) in KERNEL_DECORATORS or (dotted(target) or "").split(".")[-1] in KERNEL_DECORATORS:
+                if _is_kernel_decorator(target):
                     names.add(node.name)
     return names
 
@@ -157,8 +166,10 @@ PLANTED_VIOLATIONS = [
     "import numba as nb\ndef f(x):\n    return x\ng = nb.njit(f)\n",
 ]
 CLEAN_SOURCES = [
-    "from .jit import kernel, parallel_kernel\n@kernel\ndef f(x):\n    return x\n@parallel_kernel\ndef g(x):\n    return x\n",
-    '"""Docstring mentioning fastmath=True and numba.njit( is fine."""\n# @njit in a comment too\nfrom numba import prange\n',
+    "from .jit import kernel, parallel_kernel\n@kernel\ndef f(x):\n    return x\n"
+    "@parallel_kernel\ndef g(x):\n    return x\n",
+    '"""Docstring mentioning fastmath=True and numba.njit( is fine."""\n'
+    "# @njit in a comment too\nfrom numba import prange\n",
     "import numpy as np\nf = np.vectorize(abs)\n",
 ]
 

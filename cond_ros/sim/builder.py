@@ -127,6 +127,9 @@ class ModelBuilder:
     def add_spring(self, a: Anchor, b: Anchor, *, stiffness, rest_length=None, damping=0.0) -> int:
         """Distance spring psi = k/2 (|p_a - p_b| - L0)^2; ``rest_length`` defaults to the current distance."""
         if rest_length is None:
+            name = f"potential[{len(self._potentials)}]"
+            self._check_anchor(f"{name}.a", a)
+            self._check_anchor(f"{name}.b", b)
             rest_length = float(np.linalg.norm(self._anchor_position(a) - self._anchor_position(b)))
         return self._add_potential(PotentialType.DISTANCE, a, b, stiffness, rest_length, damping)
 

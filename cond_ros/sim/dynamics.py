@@ -272,14 +272,29 @@ def add_point_coupling(point_size, point_arm, point_group, point_matrix, diag_pa
                    point_matrix[k] @ jac, jac)
 
 
-@parallel_kernel
-def csr_matvec(indptr, indices, data, x, out):
+PARALLEL_MIN_ROWS = 20000  # below this, thread start-up costs more than the rows (2-core machines, under load)
+
+
+def _csr_matvec(indptr, indices, data, x, out):
     """out = A x, one row per iteration (rows are independent, so the result is order-free)."""
     for i in prange(indptr.shape[0] - 1):
         acc = 0.0
         for p in range(indptr[i], indptr[i + 1]):
             acc += data[p] * x[indices[p]]
         out[i] = acc
+
+
+csr_matvec_serial = kernel(_csr_matvec)
+csr_matvec_parallel = parallel_kernel(_csr_matvec)
+
+
+@kernel
+def csr_matvec(indptr, indices, data, x, out):
+    """out = A x, threaded only for large systems (both variants give identical results)."""
+    if indptr.shape[0] - 1 >= PARALLEL_MIN_ROWS:
+        csr_matvec_parallel(indptr, indices, data, x, out)
+    else:
+        csr_matvec_serial(indptr, indices, data, x, out)
 
 
 @kernel

@@ -133,7 +133,8 @@ BAD_BUILDER_CALLS = [
     ("world-to-world coupling",
      lambda: sim.ModelBuilder().add_coupling(sim.world_point((0, 0, 0)), sim.world_point((1, 0, 0)), stiffness=1.0),
      r"potential\[0\].*world"),
-    ("reflection as collider rotation", lambda: sim.ModelBuilder().add_collider_box((0, 0, 0), (1, 1, 1), rot=REFLECTION),
+    ("reflection as collider rotation",
+     lambda: sim.ModelBuilder().add_collider_box((0, 0, 0), (1, 1, 1), rot=REFLECTION),
      r"collider\[0\]\.rot"),
     ("scaled collider rotation", lambda: sim.ModelBuilder().add_collider_capsule((0, 0, 0), 0.1, 0.2, rot=SCALED),
      r"collider\[0\]\.rot"),
@@ -142,7 +143,8 @@ BAD_BUILDER_CALLS = [
     ("zero box half extent", lambda: sim.ModelBuilder().add_collider_box((0, 0, 0), (1, 0, 1)),
      r"box\.half_extents"),
     ("negative sphere radius", lambda: sim.ModelBuilder().add_collider_sphere((0, 0, 0), -1.0), r"sphere\.radius"),
-    ("zero shape-box half extent", lambda: one_body().add_shape_box(0, (0.1, 0.0, 0.1)), r"add_shape_box\.half_extents"),
+    ("zero shape-box half extent", lambda: one_body().add_shape_box(0, (0.1, 0.0, 0.1)),
+     r"add_shape_box\.half_extents"),
     ("NaN gravity", lambda: sim.ModelBuilder(gravity=(0, 0, NAN)), r"gravity"),
     ("restitution above one", lambda: sim.ModelBuilder().finalize(restitution=1.5), r"restitution"),
     ("negative restitution", lambda: sim.ModelBuilder().finalize(restitution=-0.1), r"restitution"),
@@ -171,10 +173,6 @@ SPRING_DEFAULT_REST_BAD_ANCHORS = [
 ]
 
 
-@pytest.mark.xfail(strict=True, raises=(IndexError, AttributeError),
-                   reason="ModelBuilder.add_spring computes the default rest_length via _anchor_position() before "
-                          "_add_potential validates the anchors, so a bad anchor raises IndexError/AttributeError "
-                          "instead of ModelError")
 @pytest.mark.parametrize("anchor,pattern", [c[1:] for c in SPRING_DEFAULT_REST_BAD_ANCHORS],
                          ids=[c[0] for c in SPRING_DEFAULT_REST_BAD_ANCHORS])
 def test_spring_default_rest_length_validates_anchor_first(anchor, pattern):
@@ -341,7 +339,7 @@ def test_finalize_rich_scene_layout_and_values():
 
 
 def test_default_rest_length_uses_rotated_body_point():
-    """add_spring's default rest length is the current distance, with the body point rotated by the body's quaternion."""
+    """add_spring's default rest length is the current distance, the body point rotated by the body's quaternion."""
     bld = sim.ModelBuilder()
     rot = Rotation.from_rotvec([0.0, 0.0, np.pi / 2])  # local x -> world y
     x, y, z, w = rot.as_quat()

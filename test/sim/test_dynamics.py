@@ -66,6 +66,7 @@ def skew(r):
 
 
 def body_rotations(model, quats):
+    """World rotation matrices of all bodies."""
     return [rotation(q) for q in quats]
 
 

@@ -97,8 +97,7 @@ def _apply(m, dof_a, dof_b, frame, w, force, sign, v):
             v[b + r] -= sign * w[b] * f
 
 
-@parallel_kernel
-def solve_surrogate_contacts(group_start, dof_a, dof_b, frame, friction, offset, regularization, projection,
+def _solve_surrogate_contacts(group_start, dof_a, dof_b, frame, friction, offset, regularization, projection,
                              local_sweeps, w, v_star, v_out, force):
     """Alg. 2: per-node solve of the diagonal surrogate problem (23), then update (24); v_out = v_star on entry.
 
@@ -126,6 +125,23 @@ def solve_surrogate_contacts(group_start, dof_a, dof_b, frame, friction, offset,
                     _apply(m, dof_a, dof_b, frame, w, force, 1.0, v_out)
             continue
         _apply(first, dof_a, dof_b, frame, w, force, 1.0, v_out)
+
+
+solve_surrogate_contacts_serial = kernel(_solve_surrogate_contacts)
+solve_surrogate_contacts_parallel = parallel_kernel(_solve_surrogate_contacts)
+PARALLEL_MIN_GROUPS = 2000  # below this, thread start-up costs more than the contacts
+
+
+@kernel
+def solve_surrogate_contacts(group_start, dof_a, dof_b, frame, friction, offset, regularization, projection,
+                             local_sweeps, w, v_star, v_out, force):
+    """:func:`_solve_surrogate_contacts`, threaded only for many contact groups (identical results)."""
+    if group_start.shape[0] - 1 >= PARALLEL_MIN_GROUPS:
+        solve_surrogate_contacts_parallel(group_start, dof_a, dof_b, frame, friction, offset, regularization,
+                                          projection, local_sweeps, w, v_star, v_out, force)
+    else:
+        solve_surrogate_contacts_serial(group_start, dof_a, dof_b, frame, friction, offset, regularization,
+                                        projection, local_sweeps, w, v_star, v_out, force)
 
 
 @kernel

@@ -1,0 +1,130 @@
+"""Benchmarks that reproduce the COND paper's simple cases (``cond-ros bench NAME``).
+
+Each benchmark returns a JSON-serializable dict of its numbers; comparisons
+are made inside one run (COND against a penalty baseline, Chebyshev on/off,
+DOF against DOF), never against wall-clock constants.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from tqdm import tqdm
+
+from ..sim import Simulator
+from .scenes import BOX_HALF, BOX_MASS, box_on_plane, cloth
+
+PAPER_TABLE_I = {  # Sec. V-B, averaged position errors [mm]
+    "kv": [1e3, 1e4, 1e5], "err_x_mm": [0.0, 0.0, 0.0], "err_y_mm": [0.1226, 0.0122, 0.0012],
+    "err_z_mm": [0.6131, 0.0612, 0.0061], "penalty_err_y_mm": [30.23, 63.87], "penalty_err_z_mm": [12.24, 15.32],
+}
+
+
+def _progress(iterable, desc, quiet):
+    return tqdm(iterable, desc=desc, leave=False, disable=quiet, unit="step")
+
+
+def box_sliding_errors(simulator: Simulator, force: float, steps: int, quiet=True) -> dict:
+    """Mean absolute COM error [mm] per axis against x = 0, y = a t^2 / 2, z = const, a = F/m - mu g."""
+    model = simulator.model
+    mu = float(model.collider_mu[0, 0])
+    accel = force / BOX_MASS - mu * -model.gravity[2]
+    control = model.control()
+    control.body_wrench[0, 1] = force
+    errors, iterations, penetration = [], [], []
+    for _ in _progress(range(steps), f"box {simulator.solver.name}", quiet):
+        stats = simulator.step(control)
+        t = simulator.state.time
+        exact = np.array([0.0, 0.5 * accel * t * t, BOX_HALF])
+        errors.append(np.abs(simulator.state.body_q[0] - exact))
+        iterations.append(stats.iterations)
+        penetration.append(stats.max_penetration)
+    err = 1e3 * np.mean(errors, axis=0)
+    return {"err_mm": err.tolist(), "iterations_mean": float(np.mean(iterations)),
+            "max_penetration_mm": 1e3 * float(np.max(penetration))}
+
+
+def bench_box_sliding(quick=False, quiet=True) -> dict:
+    """Table I: box pushed along y on a mu = 0.2 plane for 1 s, COND at three k_v and two penalty gain sets."""
+    force, dt, duration = 2.0, 0.01, 1.0
+    steps = int(round(duration / dt))
+    out = {"force_N": force, "dt_s": dt, "duration_s": duration, "mu": 0.2, "kv": [1e3, 1e4, 1e5],
+           "err_x_mm": [], "err_y_mm": [], "err_z_mm": [], "iterations_mean": [], "paper": PAPER_TABLE_I}
+    t0 = time.perf_counter()
+    for kv in out["kv"]:
+        sim = Simulator(box_on_plane(virtual_node_gain=kv), dt=dt,
+                        solver_options=dict(tolerance=1e-10, max_iterations=20000))
+        res = box_sliding_errors(sim, force, steps, quiet)
+        for axis, value in zip("xyz", res["err_mm"]):
+            out[f"err_{axis}_mm"].append(value)
+        out["iterations_mean"].append(res["iterations_mean"])
+    # Penalty2 is Penalty1 with every gain x10 (the slip velocity is the inverse of a friction gain)
+    penalty = {"stiffness": [1e4, 1e5], "damping": [1e2, 1e3], "slip_velocity": [1e-2, 1e-3],
+               "err_x_mm": [], "err_y_mm": [], "err_z_mm": []}
+    for k, c, vs in zip(penalty["stiffness"], penalty["damping"], penalty["slip_velocity"]):
+        sim = Simulator(box_on_plane(), dt=dt, solver="penalty",
+                        solver_options=dict(stiffness=k, damping=c, slip_velocity=vs))
+        res = box_sliding_errors(sim, force, steps, quiet)
+        for axis, value in zip("xyz", res["err_mm"]):
+            penalty[f"err_{axis}_mm"].append(value)
+    out["penalty"] = penalty
+    out["wall_s"] = time.perf_counter() - t0
+    return out
+
+
+def _mean_iterations(model, steps, quiet, **options) -> dict:
+    sim = Simulator(model, dt=0.01, solver_options=options)
+    stats = [sim.step() for _ in _progress(range(steps), "cloth", quiet)]
+    return {"iterations_mean": float(np.mean([s.iterations for s in stats])),
+            "solver_ms_median": float(np.median([s.solver_ms for s in stats])),
+            "max_penetration_mm": 1e3 * max(s.max_penetration for s in stats),
+            "contacts_mean": float(np.mean([s.contact_count for s in stats]))}
+
+
+def bench_chebyshev(quick=False, quiet=True) -> dict:
+    """Table IX analogue: mean V-FPI iterations to theta_th with and without Chebyshev acceleration.
+
+    Scene: a 24 x 24 particle cloth dropped on a sphere and a plane (1728 DOF, ~150 contacts at rest).
+    """
+    n, steps = (16, 60) if quick else (24, 120)
+    model = cloth(n)
+    with_acc = _mean_iterations(model, steps, quiet, chebyshev=True)
+    without = _mean_iterations(model, steps, quiet, chebyshev=False)
+    return {"scene": f"cloth {n}x{n} on sphere + plane", "dof": model.dof_count, "steps": steps,
+            "tolerance": 1e-8, "iters_with": with_acc["iterations_mean"], "iters_without": without["iterations_mean"],
+            "with": with_acc, "without": without,
+            "paper_table_ix": {"Franka mat": [167.4, 39.72], "Gripper ball": [138.8, 37.51],
+                               "Franka cable": [40.14, 18.28], "Soft gripper": [155.7, 30.88]}}
+
+
+def bench_scaling(quick=False, quiet=True) -> dict:
+    """Fig. 11 analogue: COND solver time per step against DOF on a cloth lying on a plane (every node in contact).
+
+    The iteration count is fixed (30 per step) so that the time measures the per-iteration cost,
+    the quantity the paper's O(n) argument (Sec. III-F) is about; contacts are all active.
+    """
+    sizes = (18, 32, 48) if quick else (18, 32, 48, 64, 96, 130)
+    iterations, steps = 30, 8
+    dof, solver_ms, dynamics_ms, contacts = [], [], [], []
+    for n in _progress(sizes, "scaling", quiet):
+        model = cloth(n, with_sphere=False, drop=0.0)
+        sim = Simulator(model, dt=0.01, solver_options=dict(tolerance=1e-300, max_iterations=iterations))
+        for _ in range(2):  # land, compile
+            sim.step()
+        stats = [sim.step() for _ in range(steps)]
+        dof.append(model.dof_count)
+        solver_ms.append(float(np.median([s.solver_ms for s in stats])))
+        dynamics_ms.append(float(np.median([s.dynamics_ms for s in stats])))
+        contacts.append(int(np.median([s.contact_count for s in stats])))
+    x, y = np.array(dof, float), np.array(solver_ms)
+    slope, intercept = np.polyfit(x, y, 1)
+    r2 = 1.0 - np.sum((y - (slope * x + intercept)) ** 2) / np.sum((y - y.mean()) ** 2)
+    return {"dof": dof, "solver_ms": solver_ms, "dynamics_ms": dynamics_ms, "contacts": contacts,
+            "iterations_per_step": iterations, "r2_linear": float(r2), "slope_us_per_dof": 1e3 * float(slope)}
+
+
+BENCHMARKS = {
+    "box_sliding": bench_box_sliding,
+    "chebyshev": bench_chebyshev,
+    "scaling": bench_scaling,
+}
