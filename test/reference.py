@@ -14,8 +14,14 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-#: interior-point tolerances for the reference conic solves
+#: interior-point tolerances for the reference conic solves ("AlmostSolved" is accepted: see cone_qp)
 CLARABEL_TOL = 1e-12
+#: polish stops when the projected-gradient fixed-point residual is this small (relative)
+POLISH_RESIDUAL = 1e-15
+#: polish and interior point must agree this well (relative), else the reference raises
+POLISH_AGREEMENT = 1e-4
+#: P counts as positive definite (unique minimizer, polish allowed) above this eigenvalue ratio
+DEFINITE_RATIO = 1e-10
 
 
 def contact_jacobian(dof_a, dof_b, frame, size) -> sp.csr_matrix:
@@ -118,7 +124,7 @@ def cone_qp(p, q, friction, polish=True):
     p_s, q_s = p / rho, q / (kappa * rho)
     x = _clarabel_solve(p_s, q_s, np.array(a_rows), np.zeros(len(a_rows)), cones)
     eig = np.linalg.eigvalsh(p_s)
-    if polish and np.all(friction[:, 0] == friction[:, 1]) and eig[0] > 1e-10 * eig[-1]:
+    if polish and np.all(friction[:, 0] == friction[:, 1]) and eig[0] > DEFINITE_RATIO * eig[-1]:
         x = _polish(p_s, q_s, friction[:, 0], x)  # strongly convex: a unique minimizer to polish
     return kappa * x
 
@@ -139,11 +145,11 @@ def _polish(p, q, mu, x0, max_iterations=200000):
         x_prev, x = x, project_isotropic_cones(y - step * (p @ y + q), mu)
         # fixed-point residual of the plain projected-gradient map at x
         res = np.linalg.norm(project_isotropic_cones(x - step * (p @ x + q), mu) - x)
-        if res <= 1e-15 * max(1.0, np.linalg.norm(x)):
+        if res <= POLISH_RESIDUAL * max(1.0, np.linalg.norm(x)):
             break
     else:
         raise RuntimeError(f"reference polish did not converge (residual {res:.1e})")
-    if np.linalg.norm(x - x0) > 1e-4 * max(1.0, np.linalg.norm(x)):
+    if np.linalg.norm(x - x0) > POLISH_AGREEMENT * max(1.0, np.linalg.norm(x)):
         raise RuntimeError(f"clarabel and projected gradient disagree by {np.linalg.norm(x - x0):.1e}")
     return x
 
@@ -171,7 +177,7 @@ def project_isotropic_cone(point, mu):
     """
     n, t = float(point[0]), np.asarray(point[1:], float)
     r = float(np.hypot(*t))
-    if r <= mu * n:
+    if n >= 0.0 and r <= mu * n:  # (n >= 0 matters for mu = 0, where 0 <= 0 * n holds for any n)
         return np.array([n, *t])
     d = np.array([1.0, mu]) / np.hypot(1.0, mu)
     s = n * d[0] + r * d[1]

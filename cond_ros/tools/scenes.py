@@ -29,13 +29,13 @@ def box_on_plane(*, mu=0.2, velocity=(0.0, 0.0, 0.0), virtual_node_gain=1e5, pla
 
 
 def cloth(n: int, *, size=1.0, mass=0.5, stiffness=20.0, mu=0.4, sphere_radius=0.2, drop=0.05,
-          with_sphere=True) -> Model:
+          with_sphere=True, gravity=(0.0, 0.0, -9.81)) -> Model:
     """A square particle cloth of n x n nodes (structural and shear springs) above a sphere and a ground plane.
 
     Total mass, side length and the spring stiffness per unit strain are kept constant as ``n``
     changes, so resolutions are comparable (the paper's Fig. 11 refines the same mat).
     """
-    builder = ModelBuilder()
+    builder = ModelBuilder(gravity=gravity)
     h = size / (n - 1)
     m = mass / (n * n)
     radius = 0.25 * h

@@ -116,8 +116,11 @@ def _solve_surrogate_contacts(group_start, dof_a, dof_b, frame, friction, offset
         if last - first == 1:
             _solve_one(first, dof_a, dof_b, frame, friction, offset, gamma, projection, v_star, force)
         else:
+            # Start the sweeps from the previous outer iteration's forces (still in ``force``):
+            # restarting from zero each time leaves the group short of its solution after a fixed
+            # number of sweeps, and V-FPI then converges to a wrong fixed point.
             for m in range(first, last):
-                force[m, :] = 0.0
+                _apply(m, dof_a, dof_b, frame, w, force, 1.0, v_out)
             for _ in range(local_sweeps):
                 for m in range(first, last):
                     _apply(m, dof_a, dof_b, frame, w, force, -1.0, v_out)
@@ -169,11 +172,14 @@ def owner_force_warm_start(indptr, indices, data, b, kv, owner_dof, owner_size, 
             for r in range(size):
                 for e in range(3):
                     res[r] += jac[e, r] * (kv * pv[e] + vn_force[k, e])
-        delta = owner_inverse[g, :size, :size] @ res[:size]
         for r in range(size):
-            v[dof + r] += delta[r]
+            acc = 0.0
+            for c in range(size):
+                acc += owner_inverse[g, r, c] * res[c]
+            v[dof + r] += acc
+        v_owner = v[dof:dof + size]
         for k in range(owner_vn_start[g], owner_vn_start[g + 1]):
-            pv = point_jacobian(vn_size[k], vn_arm[k]) @ v[dof:dof + size]
+            pv = point_jacobian(vn_size[k], vn_arm[k]) @ v_owner
             base = indptr.shape[0] - 1 + 3 * k
             for e in range(3):
                 v[base + e] = pv[e] + vn_force[k, e] / kv

@@ -29,7 +29,9 @@ def project_ellipse(x, y, a, b):
     if (x / a) ** 2 + (y / b) ** 2 <= 1.0:
         return x, y
     a2, b2 = a * a, b * b
-    t = 0.0
+    # max(a|x| - a^2, b|y| - b^2) is a lower bound of the root, so Newton stays monotone and far
+    # points (a, b ~ 1e-20 against |x| ~ 1) need no long climb from t = 0
+    t = max(0.0, a * abs(x) - a2, b * abs(y) - b2)
     for _ in range(100):
         ex = a * x / (t + a2)
         ey = b * y / (t + b2)
@@ -63,7 +65,7 @@ def project_strict(lam_n, lam_t1, lam_t2, mu1, mu2):
 def project_proximal(lam_n, lam_t1, lam_t2, mu):
     """Proximal operator: the Euclidean projection onto the isotropic cone ||lambda_t|| <= mu lambda_n."""
     norm_t = np.sqrt(lam_t1 * lam_t1 + lam_t2 * lam_t2)
-    if norm_t <= mu * lam_n:
+    if lam_n >= 0.0 and norm_t <= mu * lam_n:
         return lam_n, lam_t1, lam_t2
     if mu * norm_t <= -lam_n:
         return 0.0, 0.0, 0.0
