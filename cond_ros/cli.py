@@ -13,6 +13,14 @@ import sys
 import time
 
 
+def _unknown(command: str, what: str, name: str, registry) -> bool:
+    """Report an unknown name with the available ones; True if ``name`` is unknown."""
+    if name in registry:
+        return False
+    print(f"cond-ros {command}: unknown {what} {name!r}; available: {', '.join(sorted(registry))}", file=sys.stderr)
+    return True
+
+
 def _cmd_scenes(args) -> int:
     from .tools.scenes import SCENES
     for name in sorted(SCENES):
@@ -22,9 +30,7 @@ def _cmd_scenes(args) -> int:
 
 def _cmd_bench(args) -> int:
     from .tools.benchmarks import BENCHMARKS
-    if args.name not in BENCHMARKS:
-        print(f"cond-ros bench: unknown benchmark {args.name!r}; available: {', '.join(sorted(BENCHMARKS))}",
-              file=sys.stderr)
+    if _unknown("bench", "benchmark", args.name, BENCHMARKS):
         return 2
     result = BENCHMARKS[args.name](quick=args.quick, quiet=args.json)
     text = json.dumps(result, indent=None if args.json else 2)
@@ -41,9 +47,7 @@ def _cmd_run(args) -> int:
 
     from .sim import ModelError, SimulationError, Simulator
     from .tools.scenes import SCENES
-    if args.scene not in SCENES:
-        print(f"cond-ros run: unknown scene {args.scene!r}; available: {', '.join(sorted(SCENES))}",
-              file=sys.stderr)
+    if _unknown("run", "scene", args.scene, SCENES):
         return 2
     if not args.headless:
         print("cond-ros run: only --headless is available until the ROS node exists (issue 6)", file=sys.stderr)

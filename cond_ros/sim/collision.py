@@ -82,12 +82,18 @@ def _to_world_dir(rot, x, y, z):
 # Local-frame SDFs; each returns (sd, nx, ny, nz) with a unit normal.
 # --------------------------------------------------------------------------
 @kernel
-def _sdf_sphere(size, x, y, z):
-    """Sphere of radius ``size[0]`` centred at the origin."""
+def _sdf_ball(radius, x, y, z, fx, fy, fz):
+    """Ball of ``radius`` around the origin; (fx, fy, fz) is the normal at the exact centre."""
     d = math.sqrt(x * x + y * y + z * z)
     if d > 0.0:
-        return d - size[0], x / d, y / d, z / d
-    return -size[0], 0.0, 0.0, 1.0
+        return d - radius, x / d, y / d, z / d
+    return -radius, fx, fy, fz
+
+
+@kernel
+def _sdf_sphere(size, x, y, z):
+    """Sphere of radius ``size[0]`` centred at the origin."""
+    return _sdf_ball(size[0], x, y, z, 0.0, 0.0, 1.0)
 
 
 @kernel
@@ -123,11 +129,8 @@ def _sdf_box(size, x, y, z):
 @kernel
 def _sdf_capsule(size, x, y, z):
     """Capsule of radius ``size[0]`` around the z segment ``[-size[1], size[1]]``."""
-    dz = z - min(max(z, -size[1]), size[1])
-    d = math.sqrt(x * x + y * y + dz * dz)
-    if d > 0.0:
-        return d - size[0], x / d, y / d, dz / d
-    return -size[0], 1.0, 0.0, 0.0
+    # a ball around the closest point of the segment
+    return _sdf_ball(size[0], x, y, z - min(max(z, -size[1]), size[1]), 1.0, 0.0, 0.0)
 
 
 @kernel
