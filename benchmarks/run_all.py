@@ -29,6 +29,16 @@ def median_of(runs):
     return first
 
 
+def r_squared(x, y):
+    """Coefficient of determination of the least-squares line through (x, y)."""
+    n = len(x)
+    mx, my = sum(x) / n, sum(y) / n
+    sxx = sum((a - mx) ** 2 for a in x)
+    sxy = sum((a - mx) * (b - my) for a, b in zip(x, y))
+    syy = sum((b - my) ** 2 for b in y)
+    return sxy * sxy / (sxx * syy)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
@@ -42,6 +52,8 @@ def main():
             out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
             runs.append(json.loads(out))
         result = median_of(runs)
+        if "dof" in result and "solver_ms" in result:
+            result["r2_linear"] = r_squared(result["dof"], result["solver_ms"])  # of the medians, not a median of fits
         result["repeats"] = args.repeats
         (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
         print(f"{name}: written {RESULTS / (name + '.json')}")
