@@ -12,6 +12,7 @@ import numpy as np
 from . import validate as V
 from .collision import ColliderType
 from .model import DampingPolicy, Model, PointKind, PotentialType
+from .rigid import quat_to_matrix
 
 
 class Anchor(NamedTuple):
@@ -126,11 +127,6 @@ class ModelBuilder:
     # -- potentials of form (7) -------------------------------------------
     def add_spring(self, a: Anchor, b: Anchor, *, stiffness, rest_length=None, damping=0.0) -> int:
         """Distance spring psi = k/2 (|p_a - p_b| - L0)^2; ``rest_length`` defaults to the current distance."""
-        if rest_length is None:
-            name = f"potential[{len(self._potentials)}]"
-            self._check_anchor(f"{name}.a", a)
-            self._check_anchor(f"{name}.b", b)
-            rest_length = float(np.linalg.norm(self._anchor_position(a) - self._anchor_position(b)))
         return self._add_potential(PotentialType.DISTANCE, a, b, stiffness, rest_length, damping)
 
     def add_coupling(self, a: Anchor, b: Anchor, *, stiffness, damping=0.0) -> int:
@@ -222,7 +218,6 @@ class ModelBuilder:
             self._check_body(name, a.index)
 
     def _anchor_position(self, a: Anchor) -> np.ndarray:
-        from .rigid import quat_to_matrix
         if a.kind == PointKind.PARTICLE:
             return self._particles[a.index][0]
         if a.kind == PointKind.BODY:
@@ -237,6 +232,8 @@ class ModelBuilder:
         self._check_anchor(f"{name}.b", b)
         if a.kind == PointKind.WORLD and b.kind == PointKind.WORLD:
             raise V.ModelError(f"{name}: both ends are world points; the potential would act on nothing")
+        if rest_length is None:  # the current distance, once the anchors are known to exist
+            rest_length = float(np.linalg.norm(self._anchor_position(a) - self._anchor_position(b)))
         self._potentials.append((
             int(ptype), (int(a.kind), int(b.kind)), (a.index, b.index), (a.local, b.local),
             V.non_negative(f"{name}.stiffness", stiffness),

@@ -91,7 +91,12 @@ class ContactSet:
 
     def world_forces(self) -> np.ndarray:
         """Contact forces on the node side in world coordinates [N], (m, 3)."""
-        return np.einsum("mij,mi->mj", self.frame, self.force)
+        return forces_to_world(self.frame, self.force)
+
+
+def forces_to_world(frame: np.ndarray, force: np.ndarray) -> np.ndarray:
+    """R_c^T lambda for every contact: contact-frame forces (m, 3) to world coordinates."""
+    return np.einsum("mij,mi->mj", frame, force)
 
 
 @kernel

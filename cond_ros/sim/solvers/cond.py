@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..contacts import ContactSet
-from ..dynamics import LinearSystem
+from ..contacts import ContactSet, forces_to_world
+from ..dynamics import LinearSystem, virtual_node_jacobian
 from ..validate import ModelError, non_negative, positive, scalar
 from ..rigid import point_jacobian
 from .base import SolverBase
@@ -135,7 +135,6 @@ class SolverCOND(SolverBase):
         if self.warm_start and self._v_hat is not None and len(self._v_hat) == system.dof_count:
             v[:system.dof_count] = self._v_hat
         if system.vn_count:
-            from ..dynamics import virtual_node_jacobian
             v[system.dof_count:] = virtual_node_jacobian(system) @ v[:system.dof_count]
         return v
 
@@ -150,14 +149,14 @@ class SolverCOND(SolverBase):
             self._warm_start_owners(system, contacts, v)
         iterations, residual = velocity_fixed_point(
             system.indptr, system.indices, system.data, system.rhs(), system.vn_dof, system.vn_size, system.vn_arm,
-            system.virtual_node_gain, contacts.group_start(), contacts.dof_a, contacts.dof_b, contacts.frame, contacts.friction,
-            contacts.offset, self.regularization, PROJECTIONS[self.projection], w, WEIGHTS[self.weights],
+            system.virtual_node_gain, contacts.group_start(), contacts.dof_a, contacts.dof_b, contacts.frame,
+            contacts.friction, contacts.offset, self.regularization, PROJECTIONS[self.projection], w, WEIGHTS[self.weights],
             self.chebyshev, self.chebyshev_start, self.under_relaxation, self.tolerance, self.max_iterations,
             v, force)
         self._v_hat = v[:system.dof_count].copy()
         keys = _contact_keys(contacts)
         order = np.argsort(keys, kind="stable")
-        self._previous_forces = (keys[order], np.einsum("mij,mi->mj", contacts.frame, force)[order])
+        self._previous_forces = (keys[order], forces_to_world(contacts.frame, force)[order])
         return v, force, iterations, residual
 
     def inverse_contact_forces(self, v_hat: np.ndarray, contacts: ContactSet) -> np.ndarray:
