@@ -105,3 +105,190 @@ class Articulation:
             return self.dof_name.index(name)
         except ValueError:
             raise KeyError(f"no joint DOF {name!r} in {self.name}; DOFs: {', '.join(self.dof_name)}") from None
+
+
+# ----------------------------------------------------------------------------
+# Kernels. Arrays in world coordinates unless named otherwise.
+# ----------------------------------------------------------------------------
+from .jit import kernel  # noqa: E402
+
+
+@kernel
+def _axis_rotation(axis, angle):
+    """Rotation by ``angle`` about the unit ``axis`` (Rodrigues)."""
+    x, y, z = axis[0], axis[1], axis[2]
+    c, s = np.cos(angle), np.sin(angle)
+    t = 1.0 - c
+    out = np.empty((3, 3))
+    out[0, 0] = c + x * x * t
+    out[0, 1] = x * y * t - z * s
+    out[0, 2] = x * z * t + y * s
+    out[1, 0] = y * x * t + z * s
+    out[1, 1] = c + y * y * t
+    out[1, 2] = y * z * t - x * s
+    out[2, 0] = z * x * t - y * s
+    out[2, 1] = z * y * t + x * s
+    out[2, 2] = c + z * z * t
+    return out
+
+
+@kernel
+def forward_kinematics(link_parent, joint_type, joint_origin, joint_axis, joint_dof, joint_multiplier, joint_offset,
+                       base_transform, q, link_pose, joint_axis_world):
+    """World pose of every link (4x4) and world axis of every joint, for joint positions ``q``.
+
+    A URDF child link's frame is its joint's frame after the joint motion, so the joint sits at the
+    link frame's origin.
+    """
+    for link in range(link_parent.shape[0]):
+        parent = link_parent[link]
+        if parent < 0:
+            pose = base_transform @ joint_origin[link]
+        else:
+            pose = link_pose[parent] @ joint_origin[link]
+        axis = np.ascontiguousarray(pose[:3, :3]) @ joint_axis[link]
+        joint_axis_world[link] = axis
+        dof = joint_dof[link]
+        if dof >= 0:
+            value = joint_multiplier[link] * q[dof] + joint_offset[link]
+            if joint_type[link] == 3:  # PRISMATIC
+                pose[:3, 3] += axis * value
+            elif joint_type[link] == 1 or joint_type[link] == 2:  # REVOLUTE, CONTINUOUS
+                pose[:3, :3] = _axis_rotation(axis, value) @ np.ascontiguousarray(pose[:3, :3])
+        link_pose[link] = pose
+
+
+@kernel
+def point_jacobian_articulated(link, point, link_parent, joint_type, joint_dof, joint_multiplier, link_pose,
+                               joint_axis_world, out):
+    """out (6 x n) = d(linear velocity of world ``point`` fixed to ``link``; angular velocity of ``link``)/d(qdot)."""
+    out[:, :] = 0.0
+    j = link
+    while j >= 0:
+        dof = joint_dof[j]
+        if dof >= 0:
+            a = joint_axis_world[j] * joint_multiplier[j]
+            if joint_type[j] == 3:  # PRISMATIC
+                out[0, dof] += a[0]
+                out[1, dof] += a[1]
+                out[2, dof] += a[2]
+            else:
+                r = point - link_pose[j, :3, 3]
+                out[0, dof] += a[1] * r[2] - a[2] * r[1]
+                out[1, dof] += a[2] * r[0] - a[0] * r[2]
+                out[2, dof] += a[0] * r[1] - a[1] * r[0]
+                out[3, dof] += a[0]
+                out[4, dof] += a[1]
+                out[5, dof] += a[2]
+        j = link_parent[j]
+
+
+@kernel
+def mass_matrix(link_parent, joint_type, joint_dof, joint_multiplier, link_mass, link_com, link_inertia, link_pose,
+                joint_axis_world, out):
+    """Joint-space mass matrix M(q) = sum_l m J_c^T J_c + J_w^T I_w J_w (the CRBA result, via link Jacobians)."""
+    n = out.shape[0]
+    out[:, :] = 0.0
+    jac = np.empty((6, n))
+    for link in range(link_parent.shape[0]):
+        if link_mass[link] <= 0.0:
+            continue
+        rot = np.ascontiguousarray(link_pose[link, :3, :3])
+        com = link_pose[link, :3, 3] + rot @ link_com[link]
+        point_jacobian_articulated(link, com, link_parent, joint_type, joint_dof, joint_multiplier, link_pose,
+                                   joint_axis_world, jac)
+        inertia = rot @ link_inertia[link] @ rot.T
+        lin = np.ascontiguousarray(jac[:3])
+        ang = np.ascontiguousarray(jac[3:])
+        out += link_mass[link] * (lin.T @ lin) + ang.T @ (inertia @ ang)
+
+
+@kernel
+def bias_forces(link_parent, joint_type, joint_dof, joint_multiplier, link_mass, link_com, link_inertia, link_pose,
+                joint_axis_world, qd, gravity, out):
+    """C(q, qd) qd + g(q) by recursive Newton-Euler with zero joint acceleration, projected by link Jacobians."""
+    n_links = link_parent.shape[0]
+    n = out.shape[0]
+    omega = np.zeros((n_links, 3))
+    omega_dot = np.zeros((n_links, 3))  # velocity-product angular accelerations
+    acc = np.zeros((n_links, 3))  # velocity-product acceleration of each link frame origin
+    out[:] = 0.0
+    jac = np.empty((6, n))
+    for link in range(n_links):
+        parent = link_parent[link]
+        w_p = np.zeros(3)
+        wd_p = np.zeros(3)
+        a_p = np.zeros(3)
+        r = np.zeros(3)
+        if parent >= 0:
+            w_p = omega[parent]
+            wd_p = omega_dot[parent]
+            a_p = acc[parent]
+            r = link_pose[link, :3, 3] - link_pose[parent, :3, 3]
+        w = w_p.copy()
+        wd = wd_p.copy()
+        a = a_p + np.cross(wd_p, r) + np.cross(w_p, np.cross(w_p, r))
+        dof = joint_dof[link]
+        if dof >= 0:
+            rate = joint_multiplier[link] * qd[dof]
+            axis = joint_axis_world[link]
+            if joint_type[link] == 3:  # PRISMATIC: the axis turns with the parent
+                a += 2.0 * np.cross(w_p, axis * rate)
+            else:
+                w += axis * rate
+                wd += np.cross(w_p, axis * rate)
+        omega[link] = w
+        omega_dot[link] = wd
+        acc[link] = a
+        if link_mass[link] <= 0.0:
+            continue
+        rot = np.ascontiguousarray(link_pose[link, :3, :3])
+        arm = rot @ link_com[link]
+        a_com = a + np.cross(wd, arm) + np.cross(w, np.cross(w, arm))
+        inertia = rot @ link_inertia[link] @ rot.T
+        force = link_mass[link] * (a_com - gravity)
+        torque = inertia @ wd + np.cross(w, inertia @ w)
+        point_jacobian_articulated(link, link_pose[link, :3, 3] + arm, link_parent, joint_type, joint_dof,
+                                   joint_multiplier, link_pose, joint_axis_world, jac)
+        out += np.ascontiguousarray(jac[:3]).T @ force + np.ascontiguousarray(jac[3:]).T @ torque
+
+
+class ArticulationKinematics:
+    """Per-configuration evaluation of an :class:`Articulation` (thin Python wrapper over the kernels)."""
+
+    def __init__(self, articulation: Articulation):
+        self.art = articulation
+        n_links = articulation.link_count
+        self.link_pose = np.zeros((n_links, 4, 4))
+        self.joint_axis_world = np.zeros((n_links, 3))
+
+    def update(self, q) -> None:
+        """Forward kinematics at ``q``; the other methods use this configuration."""
+        a = self.art
+        forward_kinematics(a.link_parent, a.joint_type, a.joint_origin, a.joint_axis, a.joint_dof,
+                           a.joint_multiplier, a.joint_offset, a.base_transform, np.asarray(q, dtype=np.float64),
+                           self.link_pose, self.joint_axis_world)
+
+    def jacobian(self, link: int, point) -> np.ndarray:
+        """6 x n Jacobian (linear velocity of world ``point`` on ``link``; the link's angular velocity)."""
+        a = self.art
+        out = np.zeros((6, a.dof_count))
+        point_jacobian_articulated(link, np.asarray(point, dtype=np.float64), a.link_parent, a.joint_type,
+                                   a.joint_dof, a.joint_multiplier, self.link_pose, self.joint_axis_world, out)
+        return out
+
+    def mass_matrix(self) -> np.ndarray:
+        a = self.art
+        out = np.zeros((a.dof_count, a.dof_count))
+        mass_matrix(a.link_parent, a.joint_type, a.joint_dof, a.joint_multiplier, a.link_mass, a.link_com,
+                    a.link_inertia, self.link_pose, self.joint_axis_world, out)
+        return out
+
+    def bias_forces(self, qd, gravity=(0.0, 0.0, -9.81)) -> np.ndarray:
+        """C(q, qd) qd + g(q) [N m or N] at the configuration of the last :meth:`update`."""
+        a = self.art
+        out = np.zeros(a.dof_count)
+        bias_forces(a.link_parent, a.joint_type, a.joint_dof, a.joint_multiplier, a.link_mass, a.link_com,
+                    a.link_inertia, self.link_pose, self.joint_axis_world, np.asarray(qd, dtype=np.float64),
+                    np.asarray(gravity, dtype=np.float64), out)
+        return out
