@@ -30,10 +30,10 @@ import dataclasses
 import numpy as np
 
 from .collision import detect_point_contacts
-from .dynamics import SystemPattern
+from .dynamics import SystemPattern, jacobian_velocity
 from .jit import kernel
 from .model import Model, State
-from .rigid import point_velocity, quat_to_matrix
+from .rigid import point_jacobian, quat_to_matrix
 
 SOURCE_PARTICLE = 0
 SOURCE_BODY_POINT = 1
@@ -55,9 +55,9 @@ class ContactSet:
         collider: static collider index (-1 for a D-contact), (m,).
         source_kind, source_index: particle (0) or body contact point (1), and its index.
         force: contact force solved for the step in the contact frame [N], (m, 3).
-        point_dof, point_size, point_arm, point_group: the real contact point's owner (particle or body):
-            first DOF in v, DOF count, world arm from the COM [m], DOF group.
-        vn_dof, vn_size, vn_arm, vn_group: virtual nodes: owner's first DOF, DOF count, arm [m], DOF group.
+        point_dof, point_size, point_jac, point_group: the real contact point's owner (particle or body):
+            first DOF in v, DOF count, the point's 3 x size Jacobian (zero-padded), DOF group.
+        vn_dof, vn_size, vn_jac, vn_group: virtual nodes: owner's first DOF, DOF count, J_v (eq. 14), DOF group.
     """
 
     pattern: SystemPattern
@@ -75,11 +75,11 @@ class ContactSet:
     force: np.ndarray
     point_dof: np.ndarray
     point_size: np.ndarray
-    point_arm: np.ndarray
+    point_jac: np.ndarray
     point_group: np.ndarray
     vn_dof: np.ndarray
     vn_size: np.ndarray
-    vn_arm: np.ndarray
+    vn_jac: np.ndarray
     vn_group: np.ndarray
 
     def group_start(self) -> np.ndarray:
@@ -100,17 +100,17 @@ def forces_to_world(frame: np.ndarray, force: np.ndarray) -> np.ndarray:
 
 
 @kernel
-def contact_offsets(frame, owner_dof_a, size_a, arm_a, owner_dof_b, size_b, arm_b, v_k, gap, dt, restitution,
+def contact_offsets(frame, owner_dof_a, size_a, jac_a, owner_dof_b, size_b, jac_b, v_k, gap, dt, restitution,
                     recovery, out):
     """phi of every contact from the start-of-step velocity v_k (see module docstring).
 
-    Nodes are given by their owner (particle or body: first DOF in v_k, DOF count, arm); owner_dof_b = -1
+    Nodes are given by their owner (first DOF in v_k, DOF count, point Jacobian); owner_dof_b = -1
     marks an S-contact.
     """
     for m in range(frame.shape[0]):
-        vel = point_velocity(v_k, owner_dof_a[m], size_a[m], arm_a[m])
+        vel = jacobian_velocity(v_k, owner_dof_a[m], size_a[m], jac_a[m])
         if owner_dof_b[m] >= 0:
-            vel = vel - point_velocity(v_k, owner_dof_b[m], size_b[m], arm_b[m])
+            vel = vel - jacobian_velocity(v_k, owner_dof_b[m], size_b[m], jac_b[m])
         a = frame[m] @ vel
         g = gap[m]
         if g > 0.0:
@@ -122,11 +122,12 @@ def contact_offsets(frame, owner_dof_a, size_a, arm_a, owner_dof_b, size_b, arm_
         out[m, 2] = -0.5 * a[2]
 
 
-def contact_points(model: Model, state: State):
+def contact_points(model: Model, state: State, width: int):
     """World position, radius, velocity, friction and DOF info of every contact-capable point.
 
     Returns arrays over particles then body contact points: positions (P, 3), radii (P,),
-    velocities (P, 3), friction (P, 2), owner dof (P,), owner size (P,), arm (P, 3), owner group (P,).
+    velocities (P, 3), friction (P, 2), owner dof (P,), owner size (P,), point Jacobians
+    (P, 3, width), owner group (P,).
     """
     n_p, n_c = model.particle_count, model.contact_point_count
     rots = np.array([quat_to_matrix(q) for q in state.body_quat]).reshape(-1, 3, 3)
@@ -139,14 +140,17 @@ def contact_points(model: Model, state: State):
     mu = np.concatenate([model.particle_mu, model.contact_point_mu])
     dof = np.concatenate([3 * np.arange(n_p), model.body_dof_start + 6 * body]).astype(np.int64)
     size = np.concatenate([np.full(n_p, 3), np.full(n_c, 6)]).astype(np.int64)
-    arms = np.concatenate([np.zeros((n_p, 3)), arm])
+    jac = np.zeros((n_p + n_c, 3, width))
+    jac[:n_p, :, :3] = np.eye(3)
+    for j in range(n_c):
+        jac[n_p + j, :, :6] = point_jacobian(6, arm[j])
     group = np.concatenate([np.arange(n_p), n_p + body]).astype(np.int64)
-    return pos, radius, vel, mu, dof, size, arms, group
+    return pos, radius, vel, mu, dof, size, jac, group
 
 
 def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: float) -> ContactSet:
     """Detect S-contacts of every particle and body contact point against the static colliders."""
-    pos, radius, vel, mu, dof, size, arms, group = contact_points(model, state)
+    pos, radius, vel, mu, dof, size, jac, group = contact_points(model, state, pattern.max_group_size)
     found = detect_point_contacts(pos, radius, vel, model, model.contact_margin, dt)
     m = found.count
     point = found.point_index
@@ -162,8 +166,8 @@ def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: fl
     friction = np.maximum(mu[point], model.collider_mu[found.collider]) if m else np.zeros((0, 2))
     offset = np.empty((m, 3))
     if m:
-        contact_offsets(found.frame, dof[point], size[point], arms[point], np.full(m, -1, np.int64), size[point],
-                        arms[point], state.velocity(), found.gap, dt, model.restitution,
+        contact_offsets(found.frame, dof[point], size[point], jac[point], np.full(m, -1, np.int64), size[point],
+                        jac[point], state.velocity(), found.gap, dt, model.restitution,
                         model.penetration_recovery, offset)
     return ContactSet(
         pattern=pattern, count=m, dof_a=dof_a, dof_b=np.full(m, -1, dtype=np.int64), frame=found.frame,
@@ -171,8 +175,8 @@ def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: fl
         collider=found.collider.astype(np.int64), source_kind=np.where(point < n_p, SOURCE_PARTICLE,
                                                                       SOURCE_BODY_POINT).astype(np.int64),
         source_index=np.where(point < n_p, point, point - n_p).astype(np.int64), force=np.zeros((m, 3)),
-        point_dof=dof[point], point_size=size[point], point_arm=np.ascontiguousarray(arms[point]),
+        point_dof=dof[point], point_size=size[point], point_jac=np.ascontiguousarray(jac[point]),
         point_group=group[point],
         vn_dof=np.ascontiguousarray(dof[vn_points]), vn_size=np.ascontiguousarray(size[vn_points]),
-        vn_arm=np.ascontiguousarray(arms[vn_points]), vn_group=np.ascontiguousarray(group[vn_points]),
+        vn_jac=np.ascontiguousarray(jac[vn_points]), vn_group=np.ascontiguousarray(group[vn_points]),
     )

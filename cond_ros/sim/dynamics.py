@@ -29,7 +29,7 @@ class SystemPattern:
     Attributes:
         group_dof, group_size: first DOF and size (3 or 6) of each DOF group, shape (group_count,).
         indptr, indices: CSR pattern of A_o.
-        block_slot: data index of a block's first column in each of its rows, shape (pair_count, 6).
+        block_slot: data index of a block's first column in each of its rows, shape (pair_count, max size).
         diag_pair: pair id of each group's diagonal block, shape (group_count,).
         potential_pairs: pair ids (aa, ab, ba, bb) of each potential, -1 where an end is the world.
     """
@@ -45,6 +45,11 @@ class SystemPattern:
     @property
     def nnz(self) -> int:
         return int(self.indptr[-1])
+
+    @property
+    def max_group_size(self) -> int:
+        """Width of point Jacobian blocks (the largest DOF group; at least 3)."""
+        return int(max(3, self.group_size.max(initial=3)))
 
 
 def potential_groups(model: Model) -> np.ndarray:
@@ -73,7 +78,7 @@ def build_pattern(model: Model) -> SystemPattern:
     row_len = np.repeat(row_len_of_group, size)
     indptr = np.concatenate([[0], np.cumsum(row_len)]).astype(np.int64)
     indices = np.empty(indptr[-1], dtype=np.int64)
-    block_slot = np.zeros((len(pairs), 6), dtype=np.int64)
+    block_slot = np.zeros((len(pairs), max(3, int(size.max(initial=3)))), dtype=np.int64)
     first = np.searchsorted(pairs[:, 0], np.arange(n_groups))
     last = np.searchsorted(pairs[:, 0], np.arange(n_groups), side="right")
     for g in range(n_groups):
@@ -101,8 +106,8 @@ class LinearSystem:
         dof_count: n_o, the original DOFs (virtual node DOFs follow them).
         indptr, indices, data: A_o + k_v J_v^T J_v in CSR, (dof_count x dof_count).
         b: b_o [N], shape (dof_count,).
-        vn_dof, vn_size: first DOF and size (3 particle, 6 body) of each virtual node's owner.
-        vn_arm: world offset of each virtual node from its owner's COM [m], shape (vn_count, 3).
+        vn_dof, vn_size: first DOF and DOF count of each virtual node's owner (a particle, body or robot).
+        vn_jac: J_v of each virtual node on its owner's DOFs, zero-padded, shape (vn_count, 3, max size).
         virtual_node_gain: k_v [N s/m].
     """
 
@@ -113,7 +118,7 @@ class LinearSystem:
     b: np.ndarray
     vn_dof: np.ndarray
     vn_size: np.ndarray
-    vn_arm: np.ndarray
+    vn_jac: np.ndarray
     virtual_node_gain: float
 
     @property
@@ -143,7 +148,7 @@ def virtual_node_jacobian(system: LinearSystem) -> sp.csr_matrix:
     """J_v of eq. (14), (3 vn_count x dof_count)."""
     rows, cols, vals = [], [], []
     for k in range(system.vn_count):
-        jac = point_jacobian(int(system.vn_size[k]), system.vn_arm[k])
+        jac = system.vn_jac[k, :, :system.vn_size[k]]
         r, c = np.nonzero(jac)
         rows.append(3 * k + r)
         cols.append(system.vn_dof[k] + c)
@@ -261,15 +266,32 @@ def assemble_potentials(ptype, pkind, pindex, plocal, stiffness, rest_length, da
 
 
 @kernel
-def add_point_coupling(point_size, point_arm, point_group, point_matrix, diag_pair, block_slot, data):
+def add_point_coupling(point_size, point_jac, point_group, point_matrix, diag_pair, block_slot, data):
     """Adds J_p^T K_p J_p into the owner's diagonal block for every point p (K_p: 3x3, world frame).
 
     With K_p = k_v I this is the k_v J_v^T J_v block of eq. (15).
     """
     for k in range(point_size.shape[0]):
-        jac = point_jacobian(point_size[k], point_arm[k])
-        _add_block(data, block_slot, diag_pair[point_group[k]], point_size[k], point_size[k], 1.0,
-                   point_matrix[k] @ jac, jac)
+        size = point_size[k]
+        jac = np.ascontiguousarray(point_jac[k, :, :size])
+        _add_block(data, block_slot, diag_pair[point_group[k]], size, size, 1.0, point_matrix[k] @ jac, jac)
+
+
+@kernel
+def jacobian_velocity(v, dof, size, jac):
+    """J v_owner: the world velocity of a point whose Jacobian on its owner's DOFs is ``jac`` (3 x size)."""
+    out = np.zeros(3)
+    for e in range(3):
+        for r in range(size):
+            out[e] += jac[e, r] * v[dof + r]
+    return out
+
+
+@kernel
+def add_jacobian_force(out, dof, size, jac, force, scale):
+    """out[owner DOFs] += scale J^T force."""
+    for r in range(size):
+        out[dof + r] += scale * (jac[0, r] * force[0] + jac[1, r] * force[1] + jac[2, r] * force[2])
 
 
 PARALLEL_MIN_ROWS = 20000  # below this, thread start-up costs more than the rows (2-core machines, under load)
@@ -298,35 +320,20 @@ def csr_matvec(indptr, indices, data, x, out):
 
 
 @kernel
-def augmented_matvec(indptr, indices, data, vn_dof, vn_size, vn_arm, kv, x, out):
+def augmented_matvec(indptr, indices, data, vn_dof, vn_size, vn_jac, kv, x, out):
     """out = A x for the augmented A of eq. (15), with A_o in CSR and the J_v blocks applied matrix-free."""
     n_o = indptr.shape[0] - 1
     csr_matvec(indptr, indices, data, x[:n_o], out[:n_o])
     for k in range(vn_dof.shape[0]):
         base = n_o + 3 * k
-        size = vn_size[k]
-        dof = vn_dof[k]
-        arm = vn_arm[k]
-        # point velocity J_v x_o of the owner at the virtual node
-        px = x[dof] + (x[dof + 4] * arm[2] - x[dof + 5] * arm[1] if size == 6 else 0.0)
-        py = x[dof + 1] + (x[dof + 5] * arm[0] - x[dof + 3] * arm[2] if size == 6 else 0.0)
-        pz = x[dof + 2] + (x[dof + 3] * arm[1] - x[dof + 4] * arm[0] if size == 6 else 0.0)
-        vx, vy, vz = x[base], x[base + 1], x[base + 2]
-        out[base] = kv * (vx - px)
-        out[base + 1] = kv * (vy - py)
-        out[base + 2] = kv * (vz - pz)
-        # -k_v J_v^T x_v on the owner rows
-        out[dof] -= kv * vx
-        out[dof + 1] -= kv * vy
-        out[dof + 2] -= kv * vz
-        if size == 6:
-            out[dof + 3] -= kv * (arm[1] * vz - arm[2] * vy)
-            out[dof + 4] -= kv * (arm[2] * vx - arm[0] * vz)
-            out[dof + 5] -= kv * (arm[0] * vy - arm[1] * vx)
+        owner_velocity = jacobian_velocity(x, vn_dof[k], vn_size[k], vn_jac[k])
+        for e in range(3):
+            out[base + e] = kv * (x[base + e] - owner_velocity[e])
+        add_jacobian_force(out, vn_dof[k], vn_size[k], vn_jac[k], x[base:base + 3], -kv)
 
 
 def assemble(model: Model, pattern: SystemPattern, state, control, dt: float,
-             vn_dof=None, vn_size=None, vn_arm=None, vn_group=None) -> LinearSystem:
+             vn_dof=None, vn_size=None, vn_jac=None, vn_group=None) -> LinearSystem:
     """Build the step's :class:`LinearSystem` from the state at the start of the step."""
     data = np.empty(pattern.nnz)
     b = np.empty(model.dof_count)
@@ -342,11 +349,11 @@ def assemble(model: Model, pattern: SystemPattern, state, control, dt: float,
     if vn_dof is None:
         vn_dof = np.zeros(0, np.int64)
         vn_size = np.zeros(0, np.int64)
-        vn_arm = np.zeros((0, 3))
+        vn_jac = np.zeros((0, 3, pattern.max_group_size))
         vn_group = np.zeros(0, np.int64)
     if len(vn_dof):
         gain = np.broadcast_to(model.virtual_node_gain * np.eye(3), (len(vn_dof), 3, 3))
-        add_point_coupling(vn_size, vn_arm, vn_group, np.ascontiguousarray(gain), pattern.diag_pair,
+        add_point_coupling(vn_size, vn_jac, vn_group, np.ascontiguousarray(gain), pattern.diag_pair,
                            pattern.block_slot, data)
-    return LinearSystem(model.dof_count, pattern.indptr, pattern.indices, data, b, vn_dof, vn_size, vn_arm,
+    return LinearSystem(model.dof_count, pattern.indptr, pattern.indices, data, b, vn_dof, vn_size, vn_jac,
                         model.virtual_node_gain)

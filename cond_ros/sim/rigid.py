@@ -46,33 +46,6 @@ def quat_integrate(q, omega, dt):
 
 
 @kernel
-def point_velocity(v, dof, size, arm):
-    """World velocity of a point: a particle (size 3) or a body point at world offset ``arm`` (size 6)."""
-    out = np.empty(3)
-    out[0] = v[dof]
-    out[1] = v[dof + 1]
-    out[2] = v[dof + 2]
-    if size == 6:
-        wx, wy, wz = v[dof + 3], v[dof + 4], v[dof + 5]
-        out[0] += wy * arm[2] - wz * arm[1]
-        out[1] += wz * arm[0] - wx * arm[2]
-        out[2] += wx * arm[1] - wy * arm[0]
-    return out
-
-
-@kernel
-def add_point_force(out, dof, size, arm, f, scale):
-    """out += scale * J^T f for the point Jacobian J of ``point_velocity``."""
-    out[dof] += scale * f[0]
-    out[dof + 1] += scale * f[1]
-    out[dof + 2] += scale * f[2]
-    if size == 6:
-        out[dof + 3] += scale * (arm[1] * f[2] - arm[2] * f[1])
-        out[dof + 4] += scale * (arm[2] * f[0] - arm[0] * f[2])
-        out[dof + 5] += scale * (arm[0] * f[1] - arm[1] * f[0])
-
-
-@kernel
 def point_jacobian(size, arm):
     """The 3 x size Jacobian [I, -[arm]x] (or I for a particle)."""
     jac = np.zeros((3, size))

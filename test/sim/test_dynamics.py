@@ -481,7 +481,7 @@ def resting_system():
     control = model.control()
     pattern = build_pattern(model)
     contacts = build_contact_set(model, pattern, state, DT)
-    system = assemble(model, pattern, state, control, DT, contacts.vn_dof, contacts.vn_size, contacts.vn_arm,
+    system = assemble(model, pattern, state, control, DT, contacts.vn_dof, contacts.vn_size, contacts.vn_jac,
                       contacts.vn_group)
     return model, state, control, contacts, system
 
@@ -545,7 +545,7 @@ def test_augmented_matvec_matches_matrix_product():
     for _ in range(5):
         x = rng.normal(size=system.size)
         out = np.full(system.size, np.nan)
-        augmented_matvec(system.indptr, system.indices, system.data, system.vn_dof, system.vn_size, system.vn_arm,
+        augmented_matvec(system.indptr, system.indices, system.data, system.vn_dof, system.vn_size, system.vn_jac,
                          system.virtual_node_gain, x, out)
         ref = a @ x
         assert_close_rel(out, ref, MATVEC_RTOL, "augmented_matvec")
@@ -559,7 +559,12 @@ def random_virtual_nodes(model, rng, count):
                       model.body_dof_start + 6 * (owners - model.particle_count)).astype(np.int64)
     vn_size = np.where(owners < model.particle_count, 3, 6).astype(np.int64)
     vn_arm = np.where((owners < model.particle_count)[:, None], 0.0, rng.uniform(-0.4, 0.4, (count, 3)))
-    return vn_dof, vn_size, np.ascontiguousarray(vn_arm), owners.astype(np.int64)
+    vn_jac = np.zeros((count, 3, 6))
+    vn_jac[:, :, :3] = np.eye(3)
+    for k in range(count):
+        if vn_size[k] == 6:
+            vn_jac[k, :, 3:] = -skew(vn_arm[k])
+    return vn_dof, vn_size, vn_jac, owners.astype(np.int64), vn_arm
 
 
 def virtual_jacobian_from_arrays(model, vn_dof, vn_size, vn_arm):
@@ -578,9 +583,9 @@ def test_hand_made_virtual_nodes_eq15(seed):
     rng = np.random.default_rng(100 + seed)
     vn = random_virtual_nodes(model, rng, 9)
     pattern = build_pattern(model)
-    system = assemble(model, pattern, model.state(), control, DT, *vn)
+    system = assemble(model, pattern, model.state(), control, DT, *vn[:4])
     a_o, b_o = dense_system(model, model.state(), control, DT)
-    jv = virtual_jacobian_from_arrays(model, *vn[:3])
+    jv = virtual_jacobian_from_arrays(model, vn[0], vn[1], vn[4])
     kv = model.virtual_node_gain
     a_ref = np.block([[a_o + kv * jv.T @ jv, -kv * jv.T], [-kv * jv, kv * np.eye(jv.shape[0])]])
     a = system.matrix().toarray()
@@ -591,6 +596,6 @@ def test_hand_made_virtual_nodes_eq15(seed):
     for _ in range(3):
         x = rng.normal(size=system.size)
         out = np.full(system.size, np.nan)
-        augmented_matvec(system.indptr, system.indices, system.data, system.vn_dof, system.vn_size, system.vn_arm,
+        augmented_matvec(system.indptr, system.indices, system.data, system.vn_dof, system.vn_size, system.vn_jac,
                          kv, x, out)
         assert_close_rel(out, a_ref @ x, MATVEC_RTOL, "augmented_matvec")

@@ -10,7 +10,6 @@ import numpy as np
 from ..contacts import ContactSet, forces_to_world
 from ..dynamics import LinearSystem, virtual_node_jacobian
 from ..validate import ModelError, non_negative, positive, scalar
-from ..rigid import point_jacobian
 from .base import SolverBase
 from .cond_kernels import (WEIGHTS_BB1, WEIGHTS_BB2, WEIGHTS_BB_ALTERNATING, WEIGHTS_FROBENIUS,
                            contact_velocities, frobenius_terms, frobenius_weights, owner_force_warm_start,
@@ -94,7 +93,7 @@ class SolverCOND(SolverBase):
             return cache[2]
         diag = np.empty(system.size)
         norm2 = np.empty(system.size)
-        frobenius_terms(system.indptr, system.indices, system.data, system.vn_dof, system.vn_size, system.vn_arm,
+        frobenius_terms(system.indptr, system.indices, system.data, system.vn_dof, system.vn_size, system.vn_jac,
                         system.virtual_node_gain, diag, norm2)
         w = np.empty(system.size)
         frobenius_weights(diag, norm2, contacts.dof_a, contacts.dof_b, w)
@@ -111,11 +110,12 @@ class SolverCOND(SolverBase):
         owner_size = system.vn_size[starts]
         slots = contacts.pattern.block_slot[contacts.pattern.diag_pair[contacts.vn_group[starts]]]
         bounds = np.append(starts, n_vn).astype(np.int64)
-        inverse = np.zeros((len(starts), 6, 6))
+        width = system.vn_jac.shape[2]
+        inverse = np.zeros((len(starts), width, width))
         for g, (size, slot) in enumerate(zip(owner_size, slots)):
             block = system.data[slot[:size, None] + np.arange(size)]
             for k in range(bounds[g], bounds[g + 1]):
-                jac = point_jacobian(size, system.vn_arm[k])
+                jac = system.vn_jac[k, :, :size]
                 block = block - system.virtual_node_gain * jac.T @ jac
             inverse[g, :size, :size] = np.linalg.inv(block)
         vn_force = np.zeros((n_vn, 3))
@@ -127,7 +127,7 @@ class SolverCOND(SolverBase):
             found = old_keys[pos] == keys
             vn_force[(contacts.dof_a[on_vn[found]] - system.dof_count) // 3] = old_forces[pos[found]]
         owner_force_warm_start(system.indptr, system.indices, system.data, system.b, system.virtual_node_gain,
-                               owner_dof, owner_size, inverse, bounds, system.vn_size, system.vn_arm, vn_force, v)
+                               owner_dof, owner_size, inverse, bounds, system.vn_jac, vn_force, v)
 
     def initial_guess(self, system: LinearSystem) -> np.ndarray:
         """v^1: the previous v_hat on the original DOFs, J_v v_hat on the virtual nodes (Sec. V-A5)."""
@@ -148,7 +148,7 @@ class SolverCOND(SolverBase):
         if self.force_warm_start and system.vn_count:
             self._warm_start_owners(system, contacts, v)
         iterations, residual = velocity_fixed_point(
-            system.indptr, system.indices, system.data, system.rhs(), system.vn_dof, system.vn_size, system.vn_arm,
+            system.indptr, system.indices, system.data, system.rhs(), system.vn_dof, system.vn_size, system.vn_jac,
             system.virtual_node_gain, contacts.group_start(), contacts.dof_a, contacts.dof_b, contacts.frame,
             contacts.friction, contacts.offset, self.regularization, PROJECTIONS[self.projection], w, WEIGHTS[self.weights],
             self.chebyshev, self.chebyshev_start, self.under_relaxation, self.tolerance, self.max_iterations,

@@ -7,9 +7,8 @@ the arithmetic on small scenes.
 import numpy as np
 from numba import prange
 
-from ..dynamics import augmented_matvec
+from ..dynamics import add_jacobian_force, augmented_matvec, jacobian_velocity
 from ..jit import kernel, parallel_kernel
-from ..rigid import point_jacobian
 from .friction_cone import project_cone
 
 WEIGHTS_FROBENIUS = 0
@@ -20,7 +19,7 @@ LOCAL_SWEEPS = 8  # Gauss-Seidel sweeps for a node with several contacts (a part
 
 
 @kernel
-def frobenius_terms(indptr, indices, data, vn_dof, vn_size, vn_arm, kv, diag, row_norm2):
+def frobenius_terms(indptr, indices, data, vn_dof, vn_size, vn_jac, kv, diag, row_norm2):
     """a_ii and ||A_i*||^2 of every row of the augmented A (eq. 15), for IV-C1."""
     n_o = indptr.shape[0] - 1
     for i in range(n_o):
@@ -34,24 +33,16 @@ def frobenius_terms(indptr, indices, data, vn_dof, vn_size, vn_arm, kv, diag, ro
         row_norm2[i] = s
     for k in range(vn_dof.shape[0]):
         dof = vn_dof[k]
-        arm = vn_arm[k]
-        # squared entries of J_v = [I, -[arm]x]: the virtual rows and the owner's -k_v J_v^T columns
-        col2 = np.zeros(6)
-        col2[0] = col2[1] = col2[2] = 1.0
-        row2 = np.ones(3)
-        if vn_size[k] == 6:
-            col2[3] = arm[1] ** 2 + arm[2] ** 2
-            col2[4] = arm[0] ** 2 + arm[2] ** 2
-            col2[5] = arm[0] ** 2 + arm[1] ** 2
-            row2[0] += arm[1] ** 2 + arm[2] ** 2
-            row2[1] += arm[0] ** 2 + arm[2] ** 2
-            row2[2] += arm[0] ** 2 + arm[1] ** 2
-        for r in range(vn_size[k]):
-            row_norm2[dof + r] += kv * kv * col2[r]
+        jac = vn_jac[k]
         base = n_o + 3 * k
-        for r in range(3):
-            diag[base + r] = kv
-            row_norm2[base + r] = kv * kv * (1.0 + row2[r])
+        # squared entries of J_v: its rows are the virtual rows' -k_v J_v, its columns the owner's -k_v J_v^T
+        for e in range(3):
+            acc = 0.0
+            for r in range(vn_size[k]):
+                acc += jac[e, r] * jac[e, r]
+                row_norm2[dof + r] += kv * kv * jac[e, r] * jac[e, r]
+            diag[base + e] = kv
+            row_norm2[base + e] = kv * kv * (1.0 + acc)
 
 
 @kernel
@@ -149,7 +140,7 @@ def solve_surrogate_contacts(group_start, dof_a, dof_b, frame, friction, offset,
 
 @kernel
 def owner_force_warm_start(indptr, indices, data, b, kv, owner_dof, owner_size, owner_inverse, owner_vn_start,
-                           vn_size, vn_arm, vn_force, v):
+                           vn_jac, vn_force, v):
     """Initial velocities of virtual-node owners and their nodes from guessed node forces (world, [N]).
 
     In the mode where an owner and its virtual nodes move together the k_v terms of (15) cancel, so
@@ -157,30 +148,29 @@ def owner_force_warm_start(indptr, indices, data, b, kv, owner_dof, owner_size, 
     dynamics (18) with the previous step's contact forces, A_o,gg v_g = b_g - (off-diagonal A_o v)_g
     + sum J_v^T f, and the nodes at v_v = J_v v_g + f / k_v (17), leaves V-FPI only the change of the forces.
     """
+    n_o = indptr.shape[0] - 1
     for g in range(owner_dof.shape[0]):
         dof = owner_dof[g]
         size = owner_size[g]
-        res = np.zeros(6)
+        res = np.zeros(size)
         for r in range(size):
             acc = b[dof + r]
             for p in range(indptr[dof + r], indptr[dof + r + 1]):
                 acc -= data[p] * v[indices[p]]
             res[r] = acc
         for k in range(owner_vn_start[g], owner_vn_start[g + 1]):
-            jac = point_jacobian(vn_size[k], vn_arm[k])
-            pv = jac @ v[dof:dof + size]  # data holds A_o + k_v J^T J: add back k_v J^T J v_g
+            # data holds A_o + k_v J^T J: add back k_v J^T J v_g, then the node force
+            pv = kv * jacobian_velocity(v, dof, size, vn_jac[k]) + vn_force[k]
             for r in range(size):
-                for e in range(3):
-                    res[r] += jac[e, r] * (kv * pv[e] + vn_force[k, e])
+                res[r] += vn_jac[k, 0, r] * pv[0] + vn_jac[k, 1, r] * pv[1] + vn_jac[k, 2, r] * pv[2]
         for r in range(size):
             acc = 0.0
             for c in range(size):
                 acc += owner_inverse[g, r, c] * res[c]
             v[dof + r] += acc
-        v_owner = v[dof:dof + size]
         for k in range(owner_vn_start[g], owner_vn_start[g + 1]):
-            pv = point_jacobian(vn_size[k], vn_arm[k]) @ v_owner
-            base = indptr.shape[0] - 1 + 3 * k
+            pv = jacobian_velocity(v, dof, size, vn_jac[k])
+            base = n_o + 3 * k
             for e in range(3):
                 v[base + e] = pv[e] + vn_force[k, e] / kv
 
@@ -194,7 +184,7 @@ def _dot(x, y):
 
 
 @kernel
-def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_arm, kv, group_start, dof_a, dof_b, frame,
+def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_jac, kv, group_start, dof_a, dof_b, frame,
                          friction,
                          offset, regularization, projection, weights, weight_mode, chebyshev, chebyshev_start,
                          under_relaxation, tolerance, max_iterations, v, force):
@@ -209,7 +199,7 @@ def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_arm, kv, 
     for i in range(n):
         alpha = min(alpha, weights[i])
     av = np.empty(n)
-    augmented_matvec(indptr, indices, data, vn_dof, vn_size, vn_arm, kv, v, av)
+    augmented_matvec(indptr, indices, data, vn_dof, vn_size, vn_jac, kv, v, av)
     v_prev = v.copy()
     av_prev = av.copy()
     v_star = np.empty(n)
@@ -255,7 +245,7 @@ def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_arm, kv, 
         v_prev[:] = v
         v[:] = v_next
         av_prev[:] = av
-        augmented_matvec(indptr, indices, data, vn_dof, vn_size, vn_arm, kv, v, av)
+        augmented_matvec(indptr, indices, data, vn_dof, vn_size, vn_jac, kv, v, av)
         if theta < tolerance:
             break
     if theta >= tolerance:

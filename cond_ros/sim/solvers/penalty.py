@@ -16,8 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from ..dynamics import add_point_coupling, assemble
-from ..rigid import add_point_force, point_velocity
+from ..dynamics import add_jacobian_force, add_point_coupling, assemble, jacobian_velocity
 from ..validate import non_negative, positive
 from .base import SolverBase
 
@@ -51,8 +50,8 @@ class SolverPenalty(SolverBase):
         self._friction_gain = np.zeros(contacts.count)
         for m in active:
             normal = contacts.frame[m, 0]
-            vel = contacts.frame[m] @ point_velocity(v_k, contacts.point_dof[m], contacts.point_size[m],
-                                                     contacts.point_arm[m])
+            vel = contacts.frame[m] @ jacobian_velocity(v_k, contacts.point_dof[m], contacts.point_size[m],
+                                                        contacts.point_jac[m])
             f_n = -self.stiffness * contacts.gap[m]  # the v_n part is implicit in A
             c_t = contacts.friction[m, 0] * max(f_n - self.damping * vel[0], 0.0) / max(np.hypot(vel[1], vel[2]),
                                                                                        self.slip_velocity)
@@ -60,10 +59,10 @@ class SolverPenalty(SolverBase):
                 + c_t * (np.eye(3) - np.outer(normal, normal))
             self._forces[m, 0] = f_n
             self._friction_gain[m] = c_t
-            add_point_force(system.b, contacts.point_dof[m], contacts.point_size[m], contacts.point_arm[m],
-                            f_n * normal, 1.0)
+            add_jacobian_force(system.b, contacts.point_dof[m], contacts.point_size[m], contacts.point_jac[m],
+                               f_n * normal, 1.0)
         if contacts.count:
-            add_point_coupling(contacts.point_size, contacts.point_arm, contacts.point_group, gain,
+            add_point_coupling(contacts.point_size, contacts.point_jac, contacts.point_group, gain,
                                contacts.pattern.diag_pair, contacts.pattern.block_slot, system.data)
         return system
 
@@ -73,8 +72,8 @@ class SolverPenalty(SolverBase):
         forces = self._forces.copy()
         # report the total forces including the implicit stiffness, damping and friction response
         for m in np.flatnonzero(contacts.gap < 0.0):
-            vel = contacts.frame[m] @ point_velocity(v_hat, contacts.point_dof[m], contacts.point_size[m],
-                                                     contacts.point_arm[m])
+            vel = contacts.frame[m] @ jacobian_velocity(v_hat, contacts.point_dof[m], contacts.point_size[m],
+                                                        contacts.point_jac[m])
             forces[m, 0] = forces[m, 0] - (0.5 * dt * self.stiffness + self.damping) * vel[0]
             forces[m, 1:] = -self._friction_gain[m] * vel[1:]
         return v_hat, forces, 1, 0.0

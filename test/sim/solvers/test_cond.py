@@ -106,8 +106,8 @@ def make_contacts(pattern, dof_a, dof_b, frame, friction, offset):
         offset=np.ascontiguousarray(offset, dtype=float), gap=np.zeros(m), position=np.zeros((m, 3)),
         collider=np.full(m, -1, np.int64), source_kind=np.zeros(m, np.int64), source_index=index,
         force=np.zeros((m, 3)), point_dof=dof_a.copy(), point_size=np.full(m, 3, np.int64),
-        point_arm=np.zeros((m, 3)), point_group=dof_a // 3, vn_dof=np.zeros(0, np.int64),
-        vn_size=np.zeros(0, np.int64), vn_arm=np.zeros((0, 3)), vn_group=np.zeros(0, np.int64))
+        point_jac=np.tile(np.eye(3), (m, 1, 1)), point_group=dof_a // 3, vn_dof=np.zeros(0, np.int64),
+        vn_size=np.zeros(0, np.int64), vn_jac=np.zeros((0, 3, 3)), vn_group=np.zeros(0, np.int64))
 
 
 def dense(system, contacts):
@@ -511,7 +511,7 @@ def test_rigid_body_virtual_nodes_match_ccp_and_reduced_dynamics(n_points):
     v_o, v_v = v[:n_o], v[n_o:].reshape(-1, 3)
     lin, ang = v_o[:3], v_o[3:6]
     world_force = np.einsum("mij,mi->mj", contacts.frame, force)  # R_m^T lambda_m
-    arms = contacts.vn_arm
+    arms = contacts.position - state.body_q[0]  # the contact points have radius 0
     point_velocity = lin + np.cross(ang, arms)  # J_v v_o
     np.testing.assert_allclose(v_v - point_velocity, world_force / model.virtual_node_gain, rtol=0,
                                atol=DYNAMICS_TOL * max(1.0, np.abs(v).max()))
