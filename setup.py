@@ -17,13 +17,15 @@ setup(
         (f"share/{PACKAGE}/urdf", glob("urdf/*")),
     ],
     python_requires=">=3.10",
-    install_requires=["numpy>=1.24", "scipy>=1.10", "numba>=0.59", "PyYAML>=6", "tqdm>=4.60"],
+    install_requires=["numpy>=1.24", "scipy>=1.10", "numba>=0.59", "PyYAML>=6", "tqdm>=4.60",
+                      "yourdfpy>=0.0.60", "trimesh>=5"],
     extras_require={
         # ROS 2 Kilted client libraries as PyPI wheels; leave them out where ROS 2 comes from apt.
         "ros": ["ros-rclpy", "ros-rmw-fastrtps-cpp", "ros-std-msgs", "ros-std-srvs", "ros-sensor-msgs",
                 "ros-geometry-msgs", "ros-trajectory-msgs", "ros-rosgraph-msgs", "ros-visualization-msgs",
                 "ros-diagnostic-msgs"],
-        "test": ["pytest>=7", "clarabel>=0.7"],
+        # independent references used only by tests: a conic solver, Pinocchio, the example-robot-data Panda
+        "test": ["pytest>=7", "clarabel>=0.7", "pin>=3", "example-robot-data>=4"],
     },
     zip_safe=False,
     maintainer="cond_ros developers",

@@ -10,6 +10,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import validate as V
+from .articulation import Articulation
 from .collision import ColliderType
 from .model import DampingPolicy, Model, PointKind, PotentialType
 from .rigid import quat_to_matrix
@@ -64,6 +65,7 @@ class ModelBuilder:
         self._contact_points = []  # (body, local, radius, mu)
         self._potentials = []  # (type, (kind a, kind b), (idx a, idx b), (local a, local b), k, rest, damping)
         self._colliders = []  # (type, pos, rot, size, mu)
+        self._robots = []  # (articulation, q, drive stiffness, drive damping)
 
     # -- nodes and bodies -------------------------------------------------
     def add_particle(self, pos, *, mass, radius=0.0, velocity=(0.0, 0.0, 0.0), mu=0.0) -> int:
@@ -123,6 +125,36 @@ class ModelBuilder:
 
     def add_shape_sphere(self, body: int, radius, *, center=(0.0, 0.0, 0.0), mu=0.0) -> int:
         return self.add_contact_point(body, center, radius=V.positive("add_shape_sphere.radius", radius), mu=mu)
+
+    def add_articulation(self, articulation, *, q=None, drive_stiffness=0.0, drive_damping=0.0) -> int:
+        """Add a fixed-base robot in joint coordinates; returns its index.
+
+        Args:
+            articulation: an :class:`~cond_ros.sim.articulation.Articulation` (e.g. from ``load_urdf``).
+            q: initial joint positions (default: 0 clipped into the limits).
+            drive_stiffness, drive_damping: default implicit PD gains per joint (scalar or per joint)
+                [N m/rad, N m s/rad]; 0 and 0 leave the joints to effort control.
+        """
+        r = len(self._robots)
+        if not isinstance(articulation, Articulation):
+            raise V.ModelError(f"robot[{r}]: expected an Articulation, got {type(articulation).__name__}")
+        n = articulation.dof_count
+        if q is None:
+            q = np.clip(np.zeros(n), articulation.dof_lower, articulation.dof_upper)
+        q = V.finite_array(f"robot[{r}].q", q, (n,))
+        outside = np.flatnonzero((q < articulation.dof_lower - 1e-12) | (q > articulation.dof_upper + 1e-12))
+        if len(outside):
+            i = outside[0]
+            raise V.ModelError(f"robot[{r}].q: joint {articulation.dof_name[i]!r} starts at {q[i]}, outside its "
+                               f"limits [{articulation.dof_lower[i]}, {articulation.dof_upper[i]}]")
+        gains = []
+        for name, value in (("drive_stiffness", drive_stiffness), ("drive_damping", drive_damping)):
+            arr = np.broadcast_to(V.finite_array(f"robot[{r}].{name}", value), (n,)).astype(float)
+            if np.any(arr < 0):
+                raise V.ModelError(f"robot[{r}].{name}: must be >= 0")
+            gains.append(arr)
+        self._robots.append((articulation, q, gains[0], gains[1]))
+        return r
 
     # -- potentials of form (7) -------------------------------------------
     def add_spring(self, a: Anchor, b: Anchor, *, stiffness, rest_length=None, damping=0.0) -> int:
@@ -202,6 +234,11 @@ class ModelBuilder:
             collider_count=len(G), collider_type=stack(G, 0, (), np.int64), collider_pos=stack(G, 1, (3,)),
             collider_rot=stack(G, 2, (3, 3)), collider_size=stack(G, 3, (3,)), collider_mu=stack(G, 4, (2,)),
             virtual_node_gain=kv, contact_margin=margin, restitution=rest, penetration_recovery=beta,
+            robots=tuple(r[0] for r in self._robots),
+            robot_dof_offset=np.concatenate([[0], np.cumsum([r[0].dof_count for r in self._robots])]).astype(np.int64),
+            robot_q=np.concatenate([np.zeros(0)] + [r[1] for r in self._robots]),
+            robot_drive_stiffness=np.concatenate([np.zeros(0)] + [r[2] for r in self._robots]),
+            robot_drive_damping=np.concatenate([np.zeros(0)] + [r[3] for r in self._robots]),
         )
 
     # -- helpers ------------------------------------------------------------

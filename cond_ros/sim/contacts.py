@@ -8,7 +8,9 @@ Every contact acts on nodes of the augmented velocity vector (eq. 15):
   nodes instead would add a k_v-stiff mode to a light node). Different groups
   never share a node, which keeps the per-group kernels race-free;
 - a point on a rigid body always gets a virtual node (eq. 14) with
-  J_v = [I, -[r]x].
+  J_v = [I, -[r]x]; a point on a robot link likewise, with the link Jacobian
+  on the robot's joints; so does a joint limit that may be reached
+  (``robot_dynamics``).
 
 The contact conditions (11) are imposed on the end-of-step contact velocity
 u = J_c v_{k+1} (relative to a lower bound L on its normal part), because the
@@ -34,9 +36,12 @@ from .dynamics import SystemPattern, jacobian_velocity
 from .jit import kernel
 from .model import Model, State
 from .rigid import point_jacobian, quat_to_matrix
+from .robot_dynamics import joint_limit_candidates, robot_contact_points
 
 SOURCE_PARTICLE = 0
 SOURCE_BODY_POINT = 1
+SOURCE_ROBOT_POINT = 2  # a point of a robot link's collision primitive
+SOURCE_JOINT_LIMIT = 3  # source_index = 2 * joint + (0 lower, 1 upper)
 
 
 @dataclasses.dataclass
@@ -53,7 +58,8 @@ class ContactSet:
         gap: signed distance at the start of the step [m] (negative = penetration), (m,).
         position: world contact point [m], (m, 3).
         collider: static collider index (-1 for a D-contact), (m,).
-        source_kind, source_index: particle (0) or body contact point (1), and its index.
+        source_kind, source_index: SOURCE_PARTICLE, SOURCE_BODY_POINT, SOURCE_ROBOT_POINT or
+            SOURCE_JOINT_LIMIT, and the index of that particle, point or limit.
         force: contact force solved for the step in the contact frame [N], (m, 3).
         point_dof, point_size, point_jac, point_group: the real contact point's owner (particle or body):
             first DOF in v, DOF count, the point's 3 x size Jacobian (zero-padded), DOF group.
@@ -149,34 +155,58 @@ def contact_points(model: Model, state: State, width: int):
 
 
 def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: float) -> ContactSet:
-    """Detect S-contacts of every particle and body contact point against the static colliders."""
-    pos, radius, vel, mu, dof, size, jac, group = contact_points(model, state, pattern.max_group_size)
+    """The step's contacts: every particle, body and robot-link contact point against the static
+    colliders, plus the robot joint limits that may be reached (see ``robot_dynamics``)."""
+    width = pattern.max_group_size
+    parts = [contact_points(model, state, width)]
+    if model.robots:
+        parts.append(robot_contact_points(model, state, width))
+    pos, radius, vel, mu, dof, size, jac, group = (np.concatenate([p[i] for p in parts]) for i in range(8))
     found = detect_point_contacts(pos, radius, vel, model, model.contact_margin, dt)
-    m = found.count
     point = found.point_index
-    n_p = model.particle_count
-    # Particle contacts act on the particle node; body points get one virtual node per contact.
-    direct = point < n_p
+    n_p, n_c = model.particle_count, model.contact_point_count
+    kind = np.select([point < n_p, point < n_p + n_c], [SOURCE_PARTICLE, SOURCE_BODY_POINT],
+                     SOURCE_ROBOT_POINT).astype(np.int64)
+    index = point - np.select([point < n_p, point < n_p + n_c], [0, n_p], n_p + n_c)
+    friction = np.maximum(mu[point], model.collider_mu[found.collider]) if found.count else np.zeros((0, 2))
+    c_frame, c_gap, c_pos, c_collider = found.frame, found.gap, found.position, found.collider.astype(np.int64)
+    c_dof, c_size, c_jac, c_group = dof[point], size[point], jac[point], group[point]
+    limits = joint_limit_candidates(model, state, dt, width) if model.robots else []
+    if limits:
+        joint, side, gap, l_dof, l_size, l_jac, l_group = (np.array(x) for x in zip(*limits))
+        n_l = len(limits)
+        c_frame = np.concatenate([c_frame, np.tile(np.eye(3), (n_l, 1, 1))])
+        c_gap = np.concatenate([c_gap, gap])
+        c_pos = np.concatenate([c_pos, np.zeros((n_l, 3))])
+        c_collider = np.concatenate([c_collider, np.full(n_l, -1, np.int64)])
+        kind = np.concatenate([kind, np.full(n_l, SOURCE_JOINT_LIMIT, np.int64)])
+        index = np.concatenate([index, 2 * joint + (side < 0)]).astype(np.int64)
+        friction = np.concatenate([friction, np.zeros((n_l, 2))])
+        c_dof, c_size = np.concatenate([c_dof, l_dof]), np.concatenate([c_size, l_size])
+        c_jac, c_group = np.concatenate([c_jac, l_jac]), np.concatenate([c_group, l_group])
+    # Contacts ordered by owner: a particle's contacts form one run on its node, and each owner's
+    # virtual nodes are contiguous (the solver relies on both).
+    order = np.argsort(c_group, kind="stable")
+    c_frame, c_gap, c_pos, c_collider = c_frame[order], c_gap[order], c_pos[order], c_collider[order]
+    kind, index, friction = kind[order], index[order], friction[order]
+    c_dof, c_size, c_jac, c_group = c_dof[order], c_size[order], c_jac[order], c_group[order]
+    m = len(order)
+    # Particle contacts act on the particle node; every other contact gets a virtual node.
+    direct = kind == SOURCE_PARTICLE
     virtual = ~direct
-    vn_count = int(virtual.sum())
     dof_a = np.empty(m, dtype=np.int64)
-    dof_a[direct] = dof[point[direct]]
-    dof_a[virtual] = model.dof_count + 3 * np.arange(vn_count)
-    vn_points = point[virtual]
-    friction = np.maximum(mu[point], model.collider_mu[found.collider]) if m else np.zeros((0, 2))
+    dof_a[direct] = c_dof[direct]
+    dof_a[virtual] = model.dof_count + 3 * np.arange(int(virtual.sum()))
     offset = np.empty((m, 3))
     if m:
-        contact_offsets(found.frame, dof[point], size[point], jac[point], np.full(m, -1, np.int64), size[point],
-                        jac[point], state.velocity(), found.gap, dt, model.restitution,
-                        model.penetration_recovery, offset)
+        contact_offsets(np.ascontiguousarray(c_frame), c_dof, c_size, np.ascontiguousarray(c_jac),
+                        np.full(m, -1, np.int64), c_size, np.ascontiguousarray(c_jac), state.velocity(), c_gap,
+                        dt, model.restitution, model.penetration_recovery, offset)
     return ContactSet(
-        pattern=pattern, count=m, dof_a=dof_a, dof_b=np.full(m, -1, dtype=np.int64), frame=found.frame,
-        friction=np.ascontiguousarray(friction), offset=offset, gap=found.gap, position=found.position,
-        collider=found.collider.astype(np.int64), source_kind=np.where(point < n_p, SOURCE_PARTICLE,
-                                                                      SOURCE_BODY_POINT).astype(np.int64),
-        source_index=np.where(point < n_p, point, point - n_p).astype(np.int64), force=np.zeros((m, 3)),
-        point_dof=dof[point], point_size=size[point], point_jac=np.ascontiguousarray(jac[point]),
-        point_group=group[point],
-        vn_dof=np.ascontiguousarray(dof[vn_points]), vn_size=np.ascontiguousarray(size[vn_points]),
-        vn_jac=np.ascontiguousarray(jac[vn_points]), vn_group=np.ascontiguousarray(group[vn_points]),
+        pattern=pattern, count=m, dof_a=dof_a, dof_b=np.full(m, -1, dtype=np.int64),
+        frame=np.ascontiguousarray(c_frame), friction=np.ascontiguousarray(friction), offset=offset, gap=c_gap,
+        position=c_pos, collider=c_collider, source_kind=kind, source_index=index, force=np.zeros((m, 3)),
+        point_dof=c_dof, point_size=c_size, point_jac=np.ascontiguousarray(c_jac), point_group=c_group,
+        vn_dof=np.ascontiguousarray(c_dof[virtual]), vn_size=np.ascontiguousarray(c_size[virtual]),
+        vn_jac=np.ascontiguousarray(c_jac[virtual]), vn_group=np.ascontiguousarray(c_group[virtual]),
     )

@@ -20,6 +20,7 @@ from numba import prange
 from .jit import kernel, parallel_kernel
 from .model import DampingPolicy, Model, PointKind, PotentialType
 from .rigid import point_jacobian, quat_to_matrix
+from .robot_dynamics import assemble_robots
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,8 +64,8 @@ def potential_groups(model: Model) -> np.ndarray:
 
 def build_pattern(model: Model) -> SystemPattern:
     """The fixed block-sparse pattern of A_o for ``model``."""
-    n_groups = model.particle_count + model.body_count
-    size = np.concatenate([np.full(model.particle_count, 3), np.full(model.body_count, 6)]).astype(np.int64)
+    size = model.group_sizes()
+    n_groups = len(size)
     dof = np.concatenate([[0], np.cumsum(size)[:-1]]).astype(np.int64) if n_groups else np.zeros(0, np.int64)
     ends = potential_groups(model)
     both = ends[(ends[:, 0] >= 0) & (ends[:, 1] >= 0) & (ends[:, 0] != ends[:, 1])]
@@ -346,6 +347,8 @@ def assemble(model: Model, pattern: SystemPattern, state, control, dt: float,
                             model.potential_damping, model.damping_policy == DampingPolicy.GEOMETRIC,
                             pattern.potential_pairs, state.particle_q, state.body_q, state.body_quat,
                             model.body_dof_start, dt, pattern.block_slot, data, b)
+    if model.robots:
+        assemble_robots(model, pattern, state, control, dt, data, b)
     if vn_dof is None:
         vn_dof = np.zeros(0, np.int64)
         vn_size = np.zeros(0, np.int64)

@@ -29,8 +29,11 @@ def advance(particle_q, particle_qd, body_q, body_quat, body_qd, v_hat, dt, out_
 
 def advance_state(model: Model, state: State, v_hat: np.ndarray, dt: float) -> State:
     """A new :class:`State` one step of ``dt`` after ``state`` with midpoint velocity ``v_hat``."""
+    start = model.robot_dof_start
+    v_robot = v_hat[start:start + model.robot_dof_count]
     out = State(state.time + dt, np.empty_like(state.particle_q), np.empty_like(state.particle_qd),
-                np.empty_like(state.body_q), np.empty_like(state.body_quat), np.empty_like(state.body_qd))
+                np.empty_like(state.body_q), np.empty_like(state.body_quat), np.empty_like(state.body_qd),
+                state.robot_q + dt * v_robot, 2.0 * v_robot - state.robot_qd)
     advance(state.particle_q, state.particle_qd, state.body_q, state.body_quat, state.body_qd,
             np.ascontiguousarray(v_hat), dt, out.particle_q, out.particle_qd, out.body_q, out.body_quat,
             out.body_qd)

@@ -5,7 +5,9 @@ layout, extended by virtual nodes during a step, eq. 15):
 
 - particles first, 3 DOF each (world linear velocity) [m/s];
 - then free rigid bodies, 6 DOF each: COM linear velocity then angular
-  velocity, both in world coordinates [m/s, rad/s].
+  velocity, both in world coordinates [m/s, rad/s];
+- then the joints of each robot (:class:`~cond_ros.sim.articulation.Articulation`),
+  in generalized coordinates [rad/s or m/s].
 
 Nothing in ``Model`` changes during a run; build it with
 :class:`cond_ros.sim.builder.ModelBuilder`.
@@ -78,6 +80,11 @@ class Model:
         contact_margin: detection distance beyond touching [m].
         restitution: Newton restitution coefficient in [0, 1] (0 = inelastic).
         penetration_recovery: fraction of a penetration removed per step, in (0, 1].
+        robots: the articulated robots (fixed base), a tuple of ``Articulation``.
+        robot_dof_offset: first index of each robot in the robot_* arrays, shape (robot_count + 1,).
+        robot_q: initial joint positions of all robots [rad or m], shape (robot_dof_count,).
+        robot_drive_stiffness, robot_drive_damping: default implicit PD drive gains per joint
+            [N m/rad, N m s/rad] (a Control may override them), shape (robot_dof_count,).
     """
 
     gravity: np.ndarray
@@ -117,6 +124,11 @@ class Model:
     contact_margin: float
     restitution: float
     penetration_recovery: float
+    robots: tuple = ()
+    robot_dof_offset: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(1, np.int64))
+    robot_q: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+    robot_drive_stiffness: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+    robot_drive_damping: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
 
     @property
     def body_dof_start(self) -> int:
@@ -124,9 +136,23 @@ class Model:
         return 3 * self.particle_count
 
     @property
+    def robot_dof_start(self) -> int:
+        """Index of the first robot joint DOF in ``v``."""
+        return 3 * self.particle_count + 6 * self.body_count
+
+    @property
+    def robot_dof_count(self) -> int:
+        return int(self.robot_dof_offset[-1])
+
+    @property
     def dof_count(self) -> int:
         """Number of generalized velocities (without virtual nodes)."""
-        return 3 * self.particle_count + 6 * self.body_count
+        return 3 * self.particle_count + 6 * self.body_count + self.robot_dof_count
+
+    def group_sizes(self) -> np.ndarray:
+        """DOF count of each DOF group: particles (3), bodies (6), robots (their joint count)."""
+        return np.concatenate([np.full(self.particle_count, 3), np.full(self.body_count, 6),
+                               np.diff(self.robot_dof_offset)]).astype(np.int64)
 
     def state(self) -> "State":
         """A fresh :class:`State` at the model's initial configuration."""
@@ -137,13 +163,20 @@ class Model:
             body_q=self.body_q.copy(),
             body_quat=self.body_quat.copy(),
             body_qd=self.body_qd.copy(),
+            robot_q=self.robot_q.copy(),
+            robot_qd=np.zeros(self.robot_dof_count),
         )
 
     def control(self) -> "Control":
-        """A zero :class:`Control`."""
+        """A zero :class:`Control`; robot drives hold the initial joint positions with the default gains."""
         return Control(
             particle_force=np.zeros((self.particle_count, 3)),
             body_wrench=np.zeros((self.body_count, 6)),
+            robot_q_target=self.robot_q.copy(),
+            robot_qd_target=np.zeros(self.robot_dof_count),
+            robot_effort=np.zeros(self.robot_dof_count),
+            robot_drive_stiffness=self.robot_drive_stiffness.copy(),
+            robot_drive_damping=self.robot_drive_damping.copy(),
         )
 
 
@@ -157,6 +190,7 @@ class State:
         body_q: COM positions [m], (body_count, 3).
         body_quat: orientations (w, x, y, z), (body_count, 4).
         body_qd: world (linear, angular) velocities, (body_count, 6).
+        robot_q, robot_qd: joint positions and velocities of all robots, (robot_dof_count,).
     """
 
     time: float
@@ -165,14 +199,16 @@ class State:
     body_q: np.ndarray
     body_quat: np.ndarray
     body_qd: np.ndarray
+    robot_q: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+    robot_qd: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
 
     def copy(self) -> "State":
-        return State(self.time, self.particle_q.copy(), self.particle_qd.copy(),
-                     self.body_q.copy(), self.body_quat.copy(), self.body_qd.copy())
+        return State(self.time, self.particle_q.copy(), self.particle_qd.copy(), self.body_q.copy(),
+                     self.body_quat.copy(), self.body_qd.copy(), self.robot_q.copy(), self.robot_qd.copy())
 
     def velocity(self) -> np.ndarray:
         """The generalized velocity vector ``v`` (see module docstring)."""
-        return np.concatenate([self.particle_qd.ravel(), self.body_qd.ravel()])
+        return np.concatenate([self.particle_qd.ravel(), self.body_qd.ravel(), self.robot_qd])
 
 
 @dataclasses.dataclass
@@ -182,7 +218,16 @@ class Control:
     Attributes:
         particle_force: [N], (particle_count, 3).
         body_wrench: force at the COM [N] and torque [N m], world frame, (body_count, 6).
+        robot_q_target, robot_qd_target: drive targets [rad, rad/s or m, m/s], (robot_dof_count,).
+        robot_effort: feed-forward joint effort [N m or N], (robot_dof_count,).
+        robot_drive_stiffness, robot_drive_damping: PD gains; 0 stiffness gives velocity control, both 0
+            effort control, (robot_dof_count,).
     """
 
     particle_force: np.ndarray
     body_wrench: np.ndarray
+    robot_q_target: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+    robot_qd_target: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+    robot_effort: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+    robot_drive_stiffness: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+    robot_drive_damping: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))

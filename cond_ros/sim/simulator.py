@@ -48,9 +48,18 @@ class Simulator:
 
     def _checked_control(self, control: Control) -> Control:
         m = self.model
+        n = (m.robot_dof_count,)
+        stiffness = finite_array("control.robot_drive_stiffness", control.robot_drive_stiffness, n)
+        damping = finite_array("control.robot_drive_damping", control.robot_drive_damping, n)
+        if np.any(stiffness < 0) or np.any(damping < 0):
+            raise ModelError("control.robot_drive_stiffness/damping: drive gains must be >= 0")
         return Control(
             particle_force=finite_array("control.particle_force", control.particle_force, (m.particle_count, 3)),
             body_wrench=finite_array("control.body_wrench", control.body_wrench, (m.body_count, 6)),
+            robot_q_target=finite_array("control.robot_q_target", control.robot_q_target, n),
+            robot_qd_target=finite_array("control.robot_qd_target", control.robot_qd_target, n),
+            robot_effort=finite_array("control.robot_effort", control.robot_effort, n),
+            robot_drive_stiffness=stiffness, robot_drive_damping=damping,
         )
 
     def step(self, control: Control | None = None) -> StepStats:
@@ -61,7 +70,7 @@ class Simulator:
         collision_ms = 1e3 * (time.perf_counter() - t0)
         new_state, stats = self.solver.step(self.model, self.state, control, contacts, self.dt)
         stats.collision_ms = collision_ms
-        for name in ("particle_q", "particle_qd", "body_q", "body_quat", "body_qd"):
+        for name in ("particle_q", "particle_qd", "body_q", "body_quat", "body_qd", "robot_q", "robot_qd"):
             if not np.all(np.isfinite(getattr(new_state, name))):
                 raise SimulationError(f"non-finite {name} at t = {new_state.time:.4f} s; the state was not updated")
         self.state = new_state
