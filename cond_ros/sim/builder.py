@@ -65,7 +65,8 @@ class ModelBuilder:
         self._contact_points = []  # (body, local, radius, mu)
         self._potentials = []  # (type, (kind a, kind b), (idx a, idx b), (local a, local b), k, rest, damping)
         self._colliders = []  # (type, pos, rot, size, mu)
-        self._robots = []  # (articulation, q, drive stiffness, drive damping)
+        self._robots = []  # (articulation, q, drive stiffness, drive damping, mu)
+        self._shapes = []  # (body, collider type, local pos, local rot, size, mu)
 
     # -- nodes and bodies -------------------------------------------------
     def add_particle(self, pos, *, mass, radius=0.0, velocity=(0.0, 0.0, 0.0), mu=0.0) -> int:
@@ -121,12 +122,20 @@ class ModelBuilder:
             raise V.ModelError(f"add_shape_box.half_extents: must be > 0, got {h.tolist()}")
         c = V.finite_array("add_shape_box.center", center, (3,))
         corners = [c + h * np.array([sx, sy, sz]) for sz in (-1, 1) for sy in (-1, 1) for sx in (-1, 1)]
-        return [self.add_contact_point(body, p, mu=mu) for p in corners]
+        points = [self.add_contact_point(body, p, mu=mu) for p in corners]
+        self._shapes.append((int(body), int(ColliderType.BOX), c, np.eye(3), h, V.friction("add_shape_box.mu", mu)))
+        return points
 
     def add_shape_sphere(self, body: int, radius, *, center=(0.0, 0.0, 0.0), mu=0.0) -> int:
-        return self.add_contact_point(body, center, radius=V.positive("add_shape_sphere.radius", radius), mu=mu)
+        """A sphere on ``body``: a contact point with radius, and a volume other points collide with."""
+        r = V.positive("add_shape_sphere.radius", radius)
+        point = self.add_contact_point(body, center, radius=r, mu=mu)
+        self._shapes.append((int(body), int(ColliderType.SPHERE), V.finite_array("add_shape_sphere.center", center,
+                                                                                  (3,)),
+                             np.eye(3), np.array([r, 0.0, 0.0]), V.friction("add_shape_sphere.mu", mu)))
+        return point
 
-    def add_articulation(self, articulation, *, q=None, drive_stiffness=0.0, drive_damping=0.0) -> int:
+    def add_articulation(self, articulation, *, q=None, drive_stiffness=0.0, drive_damping=0.0, mu=0.5) -> int:
         """Add a fixed-base robot in joint coordinates; returns its index.
 
         Args:
@@ -134,6 +143,8 @@ class ModelBuilder:
             q: initial joint positions (default: 0 clipped into the limits).
             drive_stiffness, drive_damping: default implicit PD gains per joint (scalar or per joint)
                 [N m/rad, N m s/rad]; 0 and 0 leave the joints to effort control.
+            mu: friction of the link surfaces (scalar or (mu1, mu2)); a contact uses the larger of the
+                two surfaces' coefficients.
         """
         r = len(self._robots)
         if not isinstance(articulation, Articulation):
@@ -153,7 +164,7 @@ class ModelBuilder:
             if np.any(arr < 0):
                 raise V.ModelError(f"robot[{r}].{name}: must be >= 0")
             gains.append(arr)
-        self._robots.append((articulation, q, gains[0], gains[1]))
+        self._robots.append((articulation, q, gains[0], gains[1], V.friction(f"robot[{r}].mu", mu)))
         return r
 
     # -- potentials of form (7) -------------------------------------------
@@ -239,6 +250,10 @@ class ModelBuilder:
             robot_q=np.concatenate([np.zeros(0)] + [r[1] for r in self._robots]),
             robot_drive_stiffness=np.concatenate([np.zeros(0)] + [r[2] for r in self._robots]),
             robot_drive_damping=np.concatenate([np.zeros(0)] + [r[3] for r in self._robots]),
+            robot_mu=np.array([r[4] for r in self._robots]).reshape(-1, 2),
+            shape_body=stack(self._shapes, 0, (), np.int64), shape_type=stack(self._shapes, 1, (), np.int64),
+            shape_pos=stack(self._shapes, 2, (3,)), shape_rot=stack(self._shapes, 3, (3, 3)),
+            shape_size=stack(self._shapes, 4, (3,)), shape_mu=stack(self._shapes, 5, (2,)),
         )
 
     # -- helpers ------------------------------------------------------------

@@ -35,8 +35,9 @@ from .collision import detect_point_contacts
 from .dynamics import SystemPattern, jacobian_velocity
 from .jit import kernel
 from .model import Model, State
+from .dynamic_contacts import detect_dynamic_contacts
 from .rigid import point_jacobian, quat_to_matrix
-from .robot_dynamics import joint_limit_candidates, robot_contact_points
+from .robot_dynamics import joint_limit_candidates, robot_contact_points, robot_kinematics
 
 SOURCE_PARTICLE = 0
 SOURCE_BODY_POINT = 1
@@ -155,58 +156,97 @@ def contact_points(model: Model, state: State, width: int):
 
 
 def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: float) -> ContactSet:
-    """The step's contacts: every particle, body and robot-link contact point against the static
-    colliders, plus the robot joint limits that may be reached (see ``robot_dynamics``)."""
+    """The step's contacts: contact points against the static colliders (S), body and robot contact points
+    against other owners' moving volumes (D), and the robot joint limits that may be reached."""
     width = pattern.max_group_size
+    kinematics = robot_kinematics(model, state) if model.robots else []
     parts = [contact_points(model, state, width)]
     if model.robots:
-        parts.append(robot_contact_points(model, state, width))
+        parts.append(robot_contact_points(model, state, width, kinematics))
     pos, radius, vel, mu, dof, size, jac, group = (np.concatenate([p[i] for p in parts]) for i in range(8))
-    found = detect_point_contacts(pos, radius, vel, model, model.contact_margin, dt)
-    point = found.point_index
     n_p, n_c = model.particle_count, model.contact_point_count
-    kind = np.select([point < n_p, point < n_p + n_c], [SOURCE_PARTICLE, SOURCE_BODY_POINT],
-                     SOURCE_ROBOT_POINT).astype(np.int64)
-    index = point - np.select([point < n_p, point < n_p + n_c], [0, n_p], n_p + n_c)
-    friction = np.maximum(mu[point], model.collider_mu[found.collider]) if found.count else np.zeros((0, 2))
-    c_frame, c_gap, c_pos, c_collider = found.frame, found.gap, found.position, found.collider.astype(np.int64)
-    c_dof, c_size, c_jac, c_group = dof[point], size[point], jac[point], group[point]
-    limits = joint_limit_candidates(model, state, dt, width) if model.robots else []
-    if limits:
-        joint, side, gap, l_dof, l_size, l_jac, l_group = (np.array(x) for x in zip(*limits))
-        n_l = len(limits)
-        c_frame = np.concatenate([c_frame, np.tile(np.eye(3), (n_l, 1, 1))])
-        c_gap = np.concatenate([c_gap, gap])
-        c_pos = np.concatenate([c_pos, np.zeros((n_l, 3))])
-        c_collider = np.concatenate([c_collider, np.full(n_l, -1, np.int64)])
-        kind = np.concatenate([kind, np.full(n_l, SOURCE_JOINT_LIMIT, np.int64)])
-        index = np.concatenate([index, 2 * joint + (side < 0)]).astype(np.int64)
-        friction = np.concatenate([friction, np.zeros((n_l, 2))])
-        c_dof, c_size = np.concatenate([c_dof, l_dof]), np.concatenate([c_size, l_size])
-        c_jac, c_group = np.concatenate([c_jac, l_jac]), np.concatenate([c_group, l_group])
-    # Contacts ordered by owner: a particle's contacts form one run on its node, and each owner's
-    # virtual nodes are contiguous (the solver relies on both).
-    order = np.argsort(c_group, kind="stable")
-    c_frame, c_gap, c_pos, c_collider = c_frame[order], c_gap[order], c_pos[order], c_collider[order]
-    kind, index, friction = kind[order], index[order], friction[order]
-    c_dof, c_size, c_jac, c_group = c_dof[order], c_size[order], c_jac[order], c_group[order]
-    m = len(order)
-    # Particle contacts act on the particle node; every other contact gets a virtual node.
-    direct = kind == SOURCE_PARTICLE
-    virtual = ~direct
-    dof_a = np.empty(m, dtype=np.int64)
-    dof_a[direct] = c_dof[direct]
-    dof_a[virtual] = model.dof_count + 3 * np.arange(int(virtual.sum()))
-    offset = np.empty((m, 3))
-    if m:
-        contact_offsets(np.ascontiguousarray(c_frame), c_dof, c_size, np.ascontiguousarray(c_jac),
-                        np.full(m, -1, np.int64), c_size, np.ascontiguousarray(c_jac), state.velocity(), c_gap,
-                        dt, model.restitution, model.penetration_recovery, offset)
-    return ContactSet(
-        pattern=pattern, count=m, dof_a=dof_a, dof_b=np.full(m, -1, dtype=np.int64),
-        frame=np.ascontiguousarray(c_frame), friction=np.ascontiguousarray(friction), offset=offset, gap=c_gap,
-        position=c_pos, collider=c_collider, source_kind=kind, source_index=index, force=np.zeros((m, 3)),
-        point_dof=c_dof, point_size=c_size, point_jac=np.ascontiguousarray(c_jac), point_group=c_group,
-        vn_dof=np.ascontiguousarray(c_dof[virtual]), vn_size=np.ascontiguousarray(c_size[virtual]),
-        vn_jac=np.ascontiguousarray(c_jac[virtual]), vn_group=np.ascontiguousarray(c_group[virtual]),
-    )
+    n_points = len(pos)
+    point_kind = np.select([np.arange(n_points) < n_p, np.arange(n_points) < n_p + n_c],
+                           [SOURCE_PARTICLE, SOURCE_BODY_POINT], SOURCE_ROBOT_POINT).astype(np.int64)
+    point_index = np.arange(n_points) - np.select([point_kind == SOURCE_PARTICLE, point_kind == SOURCE_BODY_POINT],
+                                                  [0, n_p], n_p + n_c)
+    rows = _Rows(width)
+    found = detect_point_contacts(pos, radius, vel, model, model.contact_margin, dt)
+    for k, i in enumerate(found.point_index):
+        rows.add(found.frame[k], found.gap[k], found.position[k], int(found.collider[k]), point_kind[i],
+                 point_index[i], np.maximum(mu[i], model.collider_mu[found.collider[k]]),
+                 (dof[i], size[i], jac[i], group[i]))
+    for joint, side, gap, l_dof, l_size, l_jac, l_group in (joint_limit_candidates(model, state, dt, width)
+                                                             if model.robots else []):
+        rows.add(np.eye(3), gap, np.zeros(3), -1, SOURCE_JOINT_LIMIT, 2 * joint + (side < 0), np.zeros(2),
+                 (l_dof, l_size, l_jac, l_group))
+    points = dict(pos=pos, radius=radius, vel=vel, mu=mu, group=group,
+                  kind_is_particle=(point_kind == SOURCE_PARTICLE).astype(np.int64))
+    for row in detect_dynamic_contacts(model, state, kinematics, points, dt, width):
+        i = row["point"]
+        rows.add(row["frame"], row["gap"], row["position"], -1, point_kind[i], point_index[i], row["friction"],
+                 (dof[i], size[i], jac[i], group[i]), (row["dof_b"], row["size_b"], row["jac_b"], row["group_b"]))
+    return rows.finish(model, pattern, state, dt)
+
+
+class _Rows:
+    """Collects contacts, then nodalizes them: particle S-contacts act on the particle node, every other
+    contact side gets a virtual node; virtual nodes are numbered owner by owner (the solver's force warm
+    start relies on each owner's nodes being one run) and contacts are ordered by their first owner, so
+    a particle's contacts form one run on its node."""
+
+    def __init__(self, width):
+        self.width = width
+        self.items = []
+
+    def add(self, frame, gap, position, collider, kind, index, friction, side_a, side_b=None):
+        self.items.append((frame, gap, position, collider, kind, index, friction, side_a, side_b))
+
+    def finish(self, model, pattern, state, dt) -> ContactSet:
+        width = self.width
+        items = sorted(self.items, key=lambda it: it[7][3])  # stable: by the first owner's group
+        m = len(items)
+
+        def column(j, shape=(), dtype=float):
+            return np.array([it[j] for it in items], dtype=dtype).reshape((m,) + shape)
+
+        def side(j, k, shape=(), dtype=np.int64, missing=-1):
+            return np.array([it[j][k] if it[j] is not None else np.full(shape, missing) for it in items],
+                            dtype=dtype).reshape((m,) + shape)
+        kind = column(4, dtype=np.int64)
+        a_dof, a_size, a_group = side(7, 0), side(7, 1), side(7, 3)
+        a_jac = side(7, 2, (3, width), float, 0.0)
+        b_dof, b_size, b_group = side(8, 0), side(8, 1), side(8, 3)
+        b_jac = side(8, 2, (3, width), float, 0.0)
+        is_d = b_dof >= 0
+        direct = (kind == SOURCE_PARTICLE) & ~is_d
+        # virtual nodes: (owner group, contact, side) sorted by owner group
+        nodes = [(a_group[c], c, 0) for c in range(m) if not direct[c]] + [(b_group[c], c, 1) for c in range(m)
+                                                                          if is_d[c]]
+        nodes.sort(key=lambda t: t[0])
+        dof_a = np.where(direct, a_dof, -1).astype(np.int64)
+        dof_b = np.full(m, -1, dtype=np.int64)
+        vn = len(nodes)
+        vn_dof, vn_size, vn_group = np.empty(vn, np.int64), np.empty(vn, np.int64), np.empty(vn, np.int64)
+        vn_jac = np.zeros((vn, 3, width))
+        for k, (_, c, s) in enumerate(nodes):
+            node = model.dof_count + 3 * k
+            if s == 0:
+                dof_a[c] = node
+                vn_dof[k], vn_size[k], vn_jac[k], vn_group[k] = a_dof[c], a_size[c], a_jac[c], a_group[c]
+            else:
+                dof_b[c] = node
+                vn_dof[k], vn_size[k], vn_jac[k], vn_group[k] = b_dof[c], b_size[c], b_jac[c], b_group[c]
+        frame = np.ascontiguousarray(column(0, (3, 3)))
+        gap = column(1)
+        offset = np.empty((m, 3))
+        if m:
+            contact_offsets(frame, a_dof, a_size, a_jac, b_dof, np.maximum(b_size, 0), b_jac, state.velocity(), gap,
+                            dt, model.restitution, model.penetration_recovery, offset)
+        return ContactSet(
+            pattern=pattern, count=m, dof_a=dof_a, dof_b=dof_b, frame=frame,
+            friction=np.ascontiguousarray(column(6, (2,))), offset=offset, gap=gap, position=column(2, (3,)),
+            collider=column(3, dtype=np.int64), source_kind=kind, source_index=column(5, dtype=np.int64),
+            force=np.zeros((m, 3)), point_dof=a_dof, point_size=a_size, point_jac=np.ascontiguousarray(a_jac),
+            point_group=a_group, vn_dof=vn_dof, vn_size=vn_size, vn_jac=vn_jac, vn_group=vn_group,
+        )

@@ -85,6 +85,10 @@ class Model:
         robot_q: initial joint positions of all robots [rad or m], shape (robot_dof_count,).
         robot_drive_stiffness, robot_drive_damping: default implicit PD drive gains per joint
             [N m/rad, N m s/rad] (a Control may override them), shape (robot_dof_count,).
+        robot_mu: friction (mu1, mu2) of each robot's link surfaces, shape (robot_count, 2).
+        shape_body, shape_type, shape_pos, shape_rot, shape_size, shape_mu: volumes fixed to bodies, against
+            which other bodies' and robots' contact points are tested (D-contacts); ``shape_type`` uses the
+            collider types, pose in body coordinates, shapes (shape_count,), ..., (shape_count, 2).
     """
 
     gravity: np.ndarray
@@ -129,6 +133,13 @@ class Model:
     robot_q: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
     robot_drive_stiffness: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
     robot_drive_damping: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+    robot_mu: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 2)))
+    shape_body: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))
+    shape_type: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))
+    shape_pos: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 3)))
+    shape_rot: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 3, 3)))
+    shape_size: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 3)))
+    shape_mu: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 2)))
 
     @property
     def body_dof_start(self) -> int:

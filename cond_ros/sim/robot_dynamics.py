@@ -91,15 +91,16 @@ def _geometry_points(geom_type, size):
     return []
 
 
-def robot_contact_points(model: Model, state: State, width: int):
+def robot_contact_points(model: Model, state: State, width: int, kinematics=None):
     """Contact points on robot links: positions, radii, velocities, friction, owner DOF/size, Jacobians, group.
 
     Arrays have the layout of :func:`cond_ros.sim.contacts.contact_points`; Jacobians are the linear rows of
     the link Jacobian on the robot's joints (3 x n, zero-padded to ``width``).
     """
     pos, radius, vel, dof, size, jac, group = [], [], [], [], [], [], []
+    per_robot = []
     n_groups_before = model.particle_count + model.body_count
-    for r, kin in enumerate(robot_kinematics(model, state)):
+    for r, kin in enumerate(kinematics if kinematics is not None else robot_kinematics(model, state)):
         art = kin.art
         lo, hi = model.robot_dof_offset[r], model.robot_dof_offset[r + 1]
         qd = state.robot_qd[lo:hi]
@@ -118,9 +119,12 @@ def robot_contact_points(model: Model, state: State, width: int):
                 size.append(hi - lo)
                 jac.append(padded)
                 group.append(n_groups_before + r)
+        per_robot.append(len(pos) - sum(per_robot))
     count = len(pos)
+    mu = np.concatenate([np.tile(model.robot_mu[r], (n_r, 1)) for r, n_r in enumerate(per_robot)]) if count else \
+        np.zeros((0, 2))
     return (np.array(pos).reshape(count, 3), np.array(radius, float), np.array(vel).reshape(count, 3),
-            np.zeros((count, 2)), np.array(dof, np.int64), np.array(size, np.int64),
+            mu, np.array(dof, np.int64), np.array(size, np.int64),
             np.array(jac).reshape(count, 3, width), np.array(group, np.int64))
 
 
