@@ -45,23 +45,24 @@ def _cmd_run(args) -> int:
     import numpy as np
     from tqdm import tqdm
 
-    from .sim import ModelError, SimulationError, Simulator
-    from .tools.scenes import SCENES
+    from .sim import ModelError, SimulationError
+    from .tools.scenes import SCENES, load_named_scene
     if _unknown("run", "scene", args.scene, SCENES):
         return 2
     if not args.headless:
         print("cond-ros run: only --headless is available until the ROS node exists (issue 6)", file=sys.stderr)
         return 2
     try:
-        sim = Simulator(SCENES[args.scene](), dt=args.dt, solver=args.solver)
+        sim, script, duration = load_named_scene(args.scene, dt=args.dt, solver=args.solver)
     except ModelError as exc:
         print(f"cond-ros run: {exc}", file=sys.stderr)
         return 2
+    steps = args.steps if args.steps is not None else int(round(duration / sim.dt))
     rows = []
     t0 = time.perf_counter()
     try:
-        for _ in tqdm(range(args.steps), desc=args.scene, unit="step", disable=args.quiet):
-            st = sim.step()
+        for _ in tqdm(range(steps), desc=args.scene, unit="step", disable=args.quiet):
+            st = sim.step(script.control(sim.state.time) if script else None)
             rows.append((sim.state.time, st.iterations, st.residual, st.contact_count, st.max_penetration,
                          st.collision_ms, st.dynamics_ms, st.solver_ms))
     except SimulationError as exc:
@@ -75,8 +76,8 @@ def _cmd_run(args) -> int:
                              "dynamics_ms", "solver_ms"])
             writer.writerows(rows)
     arr = np.array(rows) if rows else np.zeros((0, 8))
-    sim_time = args.steps * args.dt
-    print(f"{args.scene}: {args.steps} steps ({sim_time:.2f} s simulated) in {wall:.2f} s wall "
+    sim_time = steps * sim.dt
+    print(f"{args.scene}: {steps} steps ({sim_time:.2f} s simulated) in {wall:.2f} s wall "
           f"(real-time factor {sim_time / wall:.2f}, first step includes JIT compile)")
     if len(arr):
         print(f"  iterations mean {arr[:, 1].mean():.1f}, max {arr[:, 1].max():.0f}; "
@@ -92,9 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run a built-in scene")
     run.add_argument("scene", help="scene name (see `cond-ros scenes`)")
     run.add_argument("--headless", action="store_true", help="no viewer (required for now)")
-    run.add_argument("--steps", type=int, default=300, help="steps to run (default 300)")
-    run.add_argument("--dt", type=float, default=0.01, help="time step [s] (default 0.01)")
-    run.add_argument("--solver", default="cond", help="contact solver (cond, penalty)")
+    run.add_argument("--steps", type=int, default=None, help="steps to run (default: the scene's duration)")
+    run.add_argument("--dt", type=float, default=None, help="time step [s] (default: the scene's, else 0.01)")
+    run.add_argument("--solver", default=None, help="contact solver (cond, penalty; default: the scene's)")
     run.add_argument("--out", help="write per-step statistics to this CSV file")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(func=_cmd_run)

@@ -1,13 +1,14 @@
-"""Built-in scenes of the paper's simple cases, as functions returning a ``Model``.
-
-Until scene YAML exists (issue 3+), these are the scenes ``cond-ros run`` and
-the benchmarks use.
+"""Scenes for ``cond-ros run`` and the benchmarks: the paper's simple cases built in Python, and
+every ``config/NAME.yaml`` scene file (see ``cond_ros.sim.scene``).
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
-from ..sim import DampingPolicy, Model, ModelBuilder, box_inertia, particle
+from ..sim import DampingPolicy, Model, ModelBuilder, Simulator, box_inertia, particle
+from ..sim.scene import PACKAGE_ROOT, load_scene
 
 BOX_HALF = 0.1  # Sec. V-B: 0.2 m cube
 BOX_MASS = 0.5  # [kg]
@@ -59,7 +60,25 @@ def cloth(n: int, *, size=1.0, mass=0.5, stiffness=20.0, mu=0.4, sphere_radius=0
     return builder.finalize(contact_margin=2.0 * radius, damping_policy=DampingPolicy.GEOMETRIC)
 
 
-SCENES = {
-    "box_sliding": lambda: box_on_plane(),
-    "cloth_drape": lambda: cloth(24),
+CONFIG_DIR = os.path.join(PACKAGE_ROOT, "config")
+BUILT_IN = {
+    "box_sliding": (lambda: box_on_plane(), 1.0),
+    "cloth_drape": (lambda: cloth(24), 3.0),
 }
+SCENES = sorted(set(BUILT_IN) | {f[:-5] for f in os.listdir(CONFIG_DIR) if f.endswith(".yaml")}
+                if os.path.isdir(CONFIG_DIR) else set(BUILT_IN))
+
+
+def load_named_scene(name: str, *, dt=None, solver=None):
+    """(Simulator, scripted motion or None, duration [s]) of a built-in scene or ``config/NAME.yaml``.
+
+    ``dt`` and ``solver`` override the scene's own when given.
+    """
+    if name in BUILT_IN:
+        make, duration = BUILT_IN[name]
+        return Simulator(make(), dt=0.01 if dt is None else dt, solver=solver or "cond"), None, duration
+    simulator, script, duration = load_scene(os.path.join(CONFIG_DIR, f"{name}.yaml"))
+    if dt is not None or solver is not None:
+        simulator = Simulator(simulator.model, dt=simulator.dt if dt is None else dt,
+                              solver=solver or simulator.solver)
+    return simulator, script, duration

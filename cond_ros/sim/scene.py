@@ -1,0 +1,210 @@
+"""Scene YAML -> ModelBuilder calls, plus the scripted robot motion the scene describes.
+
+A scene file (see ``config/panda_pick.yaml``) has the sections ``dt``, ``duration``, ``solver``,
+``contact``, ``robots``, ``bodies``, ``colliders`` and ``script``. Every missing or malformed entry is
+reported as a :class:`ModelError` naming the file and the key path (``robots[0].q``).
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import numpy as np
+import yaml
+from scipy.spatial.transform import Rotation
+
+from .articulation import ArticulationKinematics
+from .builder import ModelBuilder, box_inertia, sphere_inertia
+from .ik import solve_ik
+from .model import Control, Model
+from .simulator import Simulator
+from .urdf import load_urdf
+from .validate import ModelError
+
+PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class _Spec:
+    """A mapping read with key paths in its error messages."""
+
+    def __init__(self, data, path, source):
+        if not isinstance(data, dict):
+            raise ModelError(f"{source}: {path or 'scene'} must be a mapping, got {type(data).__name__}")
+        self.data, self.path, self.source = data, path, source
+
+    def _name(self, key):
+        return f"{self.path}.{key}" if self.path else key
+
+    def get(self, key, default=dataclasses.MISSING):
+        if key not in self.data:
+            if default is dataclasses.MISSING:
+                raise ModelError(f"{self.source}: missing {self._name(key)}")
+            return default
+        return self.data[key]
+
+    def number(self, key, default=dataclasses.MISSING):
+        value = self.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+            raise ModelError(f"{self.source}: {self._name(key)} must be a finite number, got {value!r}")
+        return float(value)
+
+    def vector(self, key, length=None, default=dataclasses.MISSING):
+        value = self.get(key, default)
+        try:
+            arr = np.array(value, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            raise ModelError(f"{self.source}: {self._name(key)} must be a list of numbers, got {value!r}") from None
+        if (length is not None and len(arr) != length) or not np.all(np.isfinite(arr)):
+            raise ModelError(f"{self.source}: {self._name(key)} must be {length or 'a list of'} finite numbers, "
+                             f"got {value!r}")
+        return arr
+
+    def items(self, key):
+        value = self.get(key, [])
+        if not isinstance(value, list):
+            raise ModelError(f"{self.source}: {self._name(key)} must be a list")
+        return [_Spec(v, f"{self._name(key)}[{i}]", self.source) for i, v in enumerate(value)]
+
+    def sub(self, key):
+        return _Spec(self.get(key, {}), self._name(key), self.source)
+
+
+def _pose(spec: _Spec) -> np.ndarray:
+    pose = np.eye(4)
+    pose[:3, 3] = spec.vector("position", 3)
+    pose[:3, :3] = Rotation.from_euler("xyz", spec.vector("rpy", 3, [0.0, 0.0, 0.0])).as_matrix()
+    return pose
+
+
+@dataclasses.dataclass
+class ScriptedMotion:
+    """Joint-space waypoints (from joint or Cartesian targets) and gripper commands of one robot.
+
+    ``control(t)`` interpolates the arm targets linearly in time and switches the gripper between
+    position control (open) and a constant closing effort (closed).
+    """
+
+    model: Model
+    robot: int
+    times: np.ndarray
+    q: np.ndarray  # (waypoints, robot dofs)
+    gripper_closed: np.ndarray  # bool per waypoint
+    gripper_dofs: np.ndarray
+    grip_force: float
+
+    def control(self, t: float) -> Control:
+        control = self.model.control()
+        lo = self.model.robot_dof_offset[self.robot]
+        n = self.q.shape[1]
+        target = np.array([np.interp(t, self.times, self.q[:, i]) for i in range(n)])
+        control.robot_q_target[lo:lo + n] = target
+        closed = self.gripper_closed[np.searchsorted(self.times, t, side="right") - 1]
+        if closed:
+            for dof in self.gripper_dofs:
+                control.robot_drive_stiffness[lo + dof] = 0.0
+                control.robot_effort[lo + dof] = -self.grip_force
+        return control
+
+
+def load_scene(path: str):
+    """Build (Simulator, ScriptedMotion or None, duration [s]) from a scene YAML file."""
+    try:
+        with open(path) as fh:
+            data = yaml.safe_load(fh)
+    except OSError as exc:
+        raise ModelError(f"scene: cannot read {path}: {exc.strerror}") from exc
+    except yaml.YAMLError as exc:
+        raise ModelError(f"{path}: invalid YAML: {exc}") from exc
+    spec = _Spec(data, "", path)
+    contact = spec.sub("contact")
+    gravity = spec.vector("gravity", 3, [0.0, 0.0, -9.81])
+    builder = ModelBuilder(gravity=gravity)
+    robots = []
+    for r in spec.items("robots"):
+        urdf = r.get("urdf")
+        urdf_path = urdf if os.path.isabs(urdf) else os.path.join(PACKAGE_ROOT, urdf)
+        art = load_urdf(urdf_path)
+        n = art.dof_count
+        q = r.vector("q", n)
+        index = builder.add_articulation(art, q=q, drive_stiffness=r.vector("drive_stiffness", n),
+                                         drive_damping=r.vector("drive_damping", n), mu=r.number("mu", 0.5))
+        robots.append((str(r.get("name", f"robot{index}")), art, q))
+    for b in spec.items("bodies"):
+        mass = b.number("mass")
+        pos = b.vector("position", 3)
+        kind = b.get("shape")
+        if kind == "box":
+            half = 0.5 * b.vector("size", 3)
+            body = builder.add_body(pos, mass=mass, inertia=box_inertia(mass, half))
+            builder.add_shape_box(body, half, mu=b.number("mu", 0.5))
+        elif kind == "sphere":
+            radius = b.number("radius")
+            body = builder.add_body(pos, mass=mass, inertia=sphere_inertia(mass, radius))
+            builder.add_shape_sphere(body, radius, mu=b.number("mu", 0.5))
+        else:
+            raise ModelError(f"{path}: {b.path}.shape must be 'box' or 'sphere', got {kind!r}")
+    for c in spec.items("colliders"):
+        kind, mu = c.get("type"), c.number("mu", 0.5)
+        if kind == "plane":
+            builder.add_collider_plane(normal=c.vector("normal", 3, [0, 0, 1]), point=c.vector("point", 3, [0, 0, 0]),
+                                       mu=mu)
+        elif kind == "box":
+            pose = _pose(c)
+            builder.add_collider_box(pose[:3, 3], 0.5 * c.vector("size", 3), rot=pose[:3, :3], mu=mu)
+        elif kind == "cylinder":
+            pose = _pose(c)
+            builder.add_collider_cylinder(pose[:3, 3], c.number("radius"), 0.5 * c.number("height"), rot=pose[:3, :3],
+                                          mu=mu)
+        else:
+            raise ModelError(f"{path}: {c.path}.type must be plane, box or cylinder, got {kind!r}")
+    model = builder.finalize(virtual_node_gain=contact.number("virtual_node_gain", 1e5),
+                             contact_margin=contact.number("contact_margin", 0.005))
+    solver = spec.sub("solver")
+    options = {k: v for k, v in solver.data.items() if k != "name"}
+    simulator = Simulator(model, dt=spec.number("dt", 0.01), solver=solver.get("name", "cond"),
+                          solver_options=options)
+    script = _load_script(spec, model, robots, path) if "script" in spec.data else None
+    return simulator, script, spec.number("duration", 5.0)
+
+
+def _load_script(spec: _Spec, model: Model, robots: list, path: str) -> ScriptedMotion:
+    script = spec.sub("script")
+    names = [name for name, _, _ in robots]
+    robot_name = script.get("robot")
+    if robot_name not in names:
+        raise ModelError(f"{path}: script.robot {robot_name!r} is not one of the robots {names}")
+    r = names.index(robot_name)
+    _, art, q = robots[r]
+    kin = ArticulationKinematics(art)
+    try:
+        tool = art.link_index(script.get("tool_link"))
+        gripper = [art.dof_index(name) for name in script.get("gripper_joints", [])]
+    except KeyError as exc:
+        raise ModelError(f"{path}: script: {exc.args[0]}") from None
+    arm = np.array([i for i in range(art.dof_count) if i not in gripper])
+    times, qs, closed = [], [], []
+    current, is_closed = q.copy(), False
+    for w in script.items("waypoints"):
+        t = w.number("t")
+        if times and t <= times[-1]:
+            raise ModelError(f"{path}: {w.path}.t must increase, got {t} after {times[-1]}")
+        if "q" in w.data:
+            current = current.copy()
+            current[:] = w.vector("q", art.dof_count)
+        elif "tool" in w.data:
+            current = solve_ik(kin, tool, _pose(w.sub("tool")), current, dofs=arm)
+        if "gripper" in w.data:
+            command = w.get("gripper")
+            if command not in ("open", "close"):
+                raise ModelError(f"{path}: {w.path}.gripper must be 'open' or 'close', got {command!r}")
+            is_closed = command == "close"
+            if not is_closed:
+                current = current.copy()
+                current[gripper] = art.dof_upper[gripper]
+        times.append(t)
+        qs.append(current.copy())
+        closed.append(is_closed)
+    if not times:
+        raise ModelError(f"{path}: script.waypoints is empty")
+    return ScriptedMotion(model, r, np.array(times), np.array(qs), np.array(closed), np.array(gripper, np.int64),
+                          script.number("grip_force", 20.0))
