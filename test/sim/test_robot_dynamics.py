@@ -187,3 +187,28 @@ def test_link_contact_keeps_the_tip_above_the_floor():
     assert max(pen) <= 0.5 * np.sqrt(2.0 * G * drop) * dt
     assert max(pen[-50:]) < 1e-4
     assert np.linalg.norm(simulator.state.robot_qd) < 1e-2
+
+
+def test_pd_held_panda_under_gravity_matches_pinocchio_statics():
+    """The Panda held by PD drives sags to where K_p (q* - q) = g(q); g from Pinocchio (independent)."""
+    pin = pytest.importorskip("pinocchio")
+    import os
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "urdf", "panda.urdf")
+    try:
+        model_pin = pin.buildModelFromUrdf(path, mimic=True)  # the second finger follows the first
+    except TypeError:
+        pytest.skip("this Pinocchio cannot reduce mimic joints")
+    assert model_pin.nq == 8
+    data = model_pin.createData()
+    art = sim.load_urdf(path, mesh_primitives=False)
+    target = np.array([0.0, -0.3831, 0.0, -1.7152, 0.0, 1.3321, 0.7854, 0.02])
+    kp = np.array([300, 300, 300, 300, 100, 100, 50, 200.0])
+    builder = sim.ModelBuilder()
+    builder.add_articulation(art, q=target, drive_stiffness=kp, drive_damping=0.2 * kp)
+    simulator = sim.Simulator(builder.finalize())
+    for _ in range(400):
+        simulator.step()
+    expected = fsolve(lambda q: kp * (target - q) - pin.computeGeneralizedGravity(model_pin, data, q), target,
+                      xtol=1e-13)
+    assert np.max(np.abs(expected - target)) > 1e-3  # a visible, gain-set sag
+    np.testing.assert_allclose(simulator.state.robot_q, expected, atol=1e-6)
