@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 RESULTS = pathlib.Path(__file__).resolve().parent / "results"
-NAMES = ("box_sliding", "chebyshev", "scaling")
+NAMES = ("box_sliding", "chebyshev", "scaling", "panda_pick")
 
 
 def median_of(runs):

@@ -237,3 +237,21 @@ def project_strict_reference(point, mu1, mu2):
     if a > 0 and b > 0:
         return np.array([n, *project_ellipse_reference(t, a, b)])
     return np.array([n, float(np.clip(t[0], -a, a)), float(np.clip(t[1], -b, b))])
+
+
+def rot_x(a):
+    """Rotation about x by ``a`` (3x3)."""
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
+
+
+def rot_y(a):
+    """Rotation about y by ``a`` (3x3)."""
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[c, 0, s], [0, 1, 0], [-s, 0, c]])
+
+
+def rot_z(a):
+    """Rotation about z by ``a`` (3x3)."""
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])

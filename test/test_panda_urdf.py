@@ -7,13 +7,17 @@ compared with example-robot-data's Panda, the file they were copied from. The co
 are checked against fresh surface samples of its collision meshes.
 """
 import os
+import pathlib
 import site
+import sys
 import xml.etree.ElementTree as ET
 
 import numpy as np
 import pinocchio as pin
 import pytest
 import trimesh
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[0]))  # test/, home of reference.py
+from reference import rot_x, rot_y, rot_z  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 URDF = os.path.join(ROOT, "urdf", "panda.urdf")
@@ -49,21 +53,6 @@ DH_FLANGE = (0.0, 0.107, 0.0)
 
 
 # -- independent helpers -------------------------------------------------------------------------
-def rot_x(a):
-    c, s = np.cos(a), np.sin(a)
-    return np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
-
-
-def rot_y(a):
-    c, s = np.cos(a), np.sin(a)
-    return np.array([[c, 0, s], [0, 1, 0], [-s, 0, c]])
-
-
-def rot_z(a):
-    c, s = np.cos(a), np.sin(a)
-    return np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
-
-
 def homogeneous(rotation=np.eye(3), translation=(0.0, 0.0, 0.0)):
     out = np.eye(4)
     out[:3, :3] = rotation

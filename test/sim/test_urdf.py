@@ -6,8 +6,10 @@ against scipy), mesh vertices are loaded with trimesh here. No kinematics kernel
 Malformed URDFs must raise ``ModelError`` whose message names the offending element.
 """
 import os
+import pathlib
 import shutil
 import site
+import sys
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -19,6 +21,9 @@ from cond_ros.sim.articulation import GeometryType, JointType
 from cond_ros.sim.urdf import fit_bounding_primitive, load_urdf
 from cond_ros.sim.validate import ModelError
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # test/, home of reference.py
+from reference import rot_x, rot_y, rot_z  # noqa: E402
+
 ERD = os.path.join(site.getsitepackages()[0], "cmeel.prefix", "share", "example-robot-data")
 PANDA = os.path.join(ERD, "robots", "panda_description", "urdf", "panda.urdf")
 PANDA_MESHES = os.path.join(ERD, "robots", "panda_description", "meshes", "collision")
@@ -27,21 +32,6 @@ TOL = 1e-12
 
 
 # -- independent helpers -------------------------------------------------------------------------
-def rot_x(a):
-    c, s = np.cos(a), np.sin(a)
-    return np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
-
-
-def rot_y(a):
-    c, s = np.cos(a), np.sin(a)
-    return np.array([[c, 0, s], [0, 1, 0], [-s, 0, c]])
-
-
-def rot_z(a):
-    c, s = np.cos(a), np.sin(a)
-    return np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
-
-
 def floats(text, default):
     return np.array([float(v) for v in (text or default).split()])
 
