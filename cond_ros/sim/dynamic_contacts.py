@@ -50,7 +50,7 @@ def moving_volumes(model: Model, state: State, kinematics: list) -> list:
                 return kin.jacobian(link, p)[:3]
             volumes.append((_GEOMETRY_TO_COLLIDER[int(art.geom_type[g])], pose[:3, 3].copy(),
                             np.ascontiguousarray(pose[:3, :3]), art.geom_size[g], model.robot_mu[r],
-                            model.robot_dof_start + lo, hi - lo, n_p + model.body_count + r, jac))
+                            model.robot_dof_start + lo, hi - lo, model.robot_group(r), jac))
     return volumes
 
 

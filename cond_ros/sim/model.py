@@ -160,6 +160,10 @@ class Model:
         """Number of generalized velocities (without virtual nodes)."""
         return 3 * self.particle_count + 6 * self.body_count + self.robot_dof_count
 
+    def robot_group(self, r: int) -> int:
+        """Index of robot ``r``'s DOF group (groups: particles, then bodies, then robots)."""
+        return self.particle_count + self.body_count + r
+
     def group_sizes(self) -> np.ndarray:
         """DOF count of each DOF group: particles (3), bodies (6), robots (their joint count)."""
         return np.concatenate([np.full(self.particle_count, 3), np.full(self.body_count, 6),

@@ -34,7 +34,6 @@ def robot_kinematics(model: Model, state: State) -> list:
 def assemble_robots(model: Model, pattern, state: State, control: Control, dt: float, data: np.ndarray,
                     b: np.ndarray) -> None:
     """Adds each robot's block of A and rows of b (module docstring) in place."""
-    n_groups_before = model.particle_count + model.body_count
     for r, kin in enumerate(robot_kinematics(model, state)):
         lo, hi = model.robot_dof_offset[r], model.robot_dof_offset[r + 1]
         n = hi - lo
@@ -45,7 +44,7 @@ def assemble_robots(model: Model, pattern, state: State, control: Control, dt: f
         kd = control.robot_drive_damping[lo:hi]
         block = 2.0 / dt * mass + np.diag(0.5 * dt * kp + kd + kin.art.dof_damping) \
             + 0.5 * dt * gravity_stiffness(kin, state.robot_q[lo:hi], model.gravity)
-        slot = pattern.block_slot[pattern.diag_pair[n_groups_before + r]]
+        slot = pattern.block_slot[pattern.diag_pair[model.robot_group(r)]]
         data[slot[:n, None] + np.arange(n)] += block
         dof = model.robot_dof_start + lo
         b[dof:dof + n] = (2.0 / dt * mass @ qd - bias + control.robot_effort[lo:hi]
@@ -97,9 +96,7 @@ def robot_contact_points(model: Model, state: State, width: int, kinematics=None
     Arrays have the layout of :func:`cond_ros.sim.contacts.contact_points`; Jacobians are the linear rows of
     the link Jacobian on the robot's joints (3 x n, zero-padded to ``width``).
     """
-    pos, radius, vel, dof, size, jac, group = [], [], [], [], [], [], []
-    per_robot = []
-    n_groups_before = model.particle_count + model.body_count
+    pos, radius, vel, mu, dof, size, jac, group = [], [], [], [], [], [], [], []
     for r, kin in enumerate(kinematics if kinematics is not None else robot_kinematics(model, state)):
         art = kin.art
         lo, hi = model.robot_dof_offset[r], model.robot_dof_offset[r + 1]
@@ -115,16 +112,14 @@ def robot_contact_points(model: Model, state: State, width: int, kinematics=None
                 pos.append(p)
                 radius.append(rad)
                 vel.append(j @ qd)
+                mu.append(model.robot_mu[r])
                 dof.append(model.robot_dof_start + lo)
                 size.append(hi - lo)
                 jac.append(padded)
-                group.append(n_groups_before + r)
-        per_robot.append(len(pos) - sum(per_robot))
+                group.append(model.robot_group(r))
     count = len(pos)
-    mu = np.concatenate([np.tile(model.robot_mu[r], (n_r, 1)) for r, n_r in enumerate(per_robot)]) if count else \
-        np.zeros((0, 2))
     return (np.array(pos).reshape(count, 3), np.array(radius, float), np.array(vel).reshape(count, 3),
-            mu, np.array(dof, np.int64), np.array(size, np.int64),
+            np.array(mu).reshape(count, 2), np.array(dof, np.int64), np.array(size, np.int64),
             np.array(jac).reshape(count, 3, width), np.array(group, np.int64))
 
 
@@ -134,7 +129,6 @@ def joint_limit_candidates(model: Model, state: State, dt: float, width: int):
     Returns (global joint index, side (+1 lower, -1 upper), gap [rad or m], owner dof, owner size, J_v, group).
     """
     rows = []
-    n_groups_before = model.particle_count + model.body_count
     for r, art in enumerate(model.robots):
         lo, hi = model.robot_dof_offset[r], model.robot_dof_offset[r + 1]
         for i in range(hi - lo):
@@ -146,5 +140,5 @@ def joint_limit_candidates(model: Model, state: State, dt: float, width: int):
                 if gap < model.contact_margin + 2.0 * dt * max(0.0, -side * qd):
                     jac = np.zeros((3, width))
                     jac[0, i] = side
-                    rows.append((lo + i, side, gap, model.robot_dof_start + lo, hi - lo, jac, n_groups_before + r))
+                    rows.append((lo + i, side, gap, model.robot_dof_start + lo, hi - lo, jac, model.robot_group(r)))
     return rows
