@@ -10,18 +10,19 @@ from typing import NamedTuple
 import numpy as np
 
 from . import validate as V
-from .articulation import Articulation
+from .articulation import Articulation, ArticulationKinematics
 from .collision import ColliderType
 from .model import DampingPolicy, Model, PointKind, PotentialType
 from .rigid import quat_to_matrix
 
 
 class Anchor(NamedTuple):
-    """One end of a potential: a world point, a particle, or a point on a body."""
+    """One end of a potential: a world point, a particle, a point on a body or on a robot link."""
 
     kind: PointKind
     index: int
     local: tuple
+    link: object = -1  # ROBOT_LINK only: link index or name
 
 
 def world_point(p) -> Anchor:
@@ -34,6 +35,12 @@ def particle(i: int) -> Anchor:
 
 def body_point(body: int, local=(0.0, 0.0, 0.0)) -> Anchor:
     return Anchor(PointKind.BODY, int(body), tuple(V.finite_array("body_point.local", local, (3,))))
+
+
+def robot_link_point(robot: int, link, local=(0.0, 0.0, 0.0)) -> Anchor:
+    """A point on link ``link`` (name or index) of robot ``robot``, in that link's frame."""
+    return Anchor(PointKind.ROBOT_LINK, int(robot), tuple(V.finite_array("robot_link_point.local", local, (3,))),
+                  link)
 
 
 def box_inertia(mass: float, half_extents) -> np.ndarray:
@@ -62,8 +69,10 @@ class ModelBuilder:
         self.gravity = V.finite_array("gravity", gravity, (3,))
         self._particles = []  # (q, qd, mass, radius, mu)
         self._bodies = []  # (q, quat, qd, mass, inertia)
-        self._contact_points = []  # (body, local, radius, mu)
-        self._potentials = []  # (type, (kind a, kind b), (idx a, idx b), (local a, local b), k, rest, damping)
+        self._contact_points = []  # (body, local, radius, mu, node, chain, arc)
+        # (type, (kind a, kind b), (idx a, idx b), (local a, local b), k (3), rest, damping (3), (link a, link b),
+        #  rest rotation)
+        self._potentials = []
         self._colliders = []  # (type, pos, rot, size, mu)
         self._robots = []  # (articulation, q, drive stiffness, drive damping, mu)
         self._shapes = []  # (body, collider type, local pos, local rot, size, mu)
@@ -103,15 +112,25 @@ class ModelBuilder:
         ))
         return b
 
-    def add_contact_point(self, body: int, local, *, radius=0.0, mu=0.0) -> int:
-        """A point (sphere of ``radius``) on ``body`` tested against colliders; contacts on it go through virtual nodes."""
+    def add_contact_point(self, body: int, local, *, radius=0.0, mu=0.0, node=False, chain=-1, arc=0.0) -> int:
+        """A point (sphere of ``radius``) on ``body`` tested against colliders and moving volumes.
+
+        Contacts on it go through virtual nodes, unless ``node``: then the point must be the body's centre
+        and its contacts act directly on the body's translational DOFs as on a particle (no friction
+        torque; a rod segment's centreline node). Node points of one ``chain`` (>= 0) at arc positions
+        ``arc`` [m] are tested against each other (self-contact) when their arcs differ enough.
+        """
         self._check_body("add_contact_point.body", body)
         j = len(self._contact_points)
+        local = V.finite_array(f"contact_point[{j}].local", local, (3,))
+        if node and np.any(local != 0.0):
+            raise V.ModelError(f"contact_point[{j}].local: a node point must be the body's centre (0, 0, 0), "
+                               f"got {local.tolist()}")
         self._contact_points.append((
-            int(body),
-            V.finite_array(f"contact_point[{j}].local", local, (3,)),
+            int(body), local,
             V.non_negative(f"contact_point[{j}].radius", radius),
             V.friction(f"contact_point[{j}].mu", mu),
+            bool(node), int(chain), V.scalar(f"contact_point[{j}].arc", arc),
         ))
         return j
 
@@ -173,8 +192,24 @@ class ModelBuilder:
         return self._add_potential(PotentialType.DISTANCE, a, b, stiffness, rest_length, damping)
 
     def add_coupling(self, a: Anchor, b: Anchor, *, stiffness, damping=0.0) -> int:
-        """Stiff zero-length coupling psi = k/2 |p_a - p_b|^2 (attach a node to a body or the world)."""
+        """Zero-length coupling psi = 1/2 e^T K e, e = R_a^T (p_a - p_b) (attach a node to a body or the world).
+
+        ``stiffness`` and ``damping`` are a scalar (isotropic) or 3 gains along end a's axes (the world's
+        for a world point or a particle).
+        """
         return self._add_potential(PotentialType.COUPLING, a, b, stiffness, 0.0, damping)
+
+    def add_rotation_coupling(self, a: Anchor, b: Anchor, *, stiffness, damping=0.0, rest_rotation=None) -> int:
+        """Rotational spring psi = 1/2 e^T K e, e = Log(R_rest^T R_a^T R_b), between the frames of two ends.
+
+        Ends are body or robot-link frames (or the world). ``stiffness``/``damping``: scalar or 3 gains
+        [N m/rad, N m s/rad] about the axes of R_a R_rest; ``rest_rotation`` (R_a^T R_b at rest) defaults
+        to the current relative rotation.
+        """
+        for name, end in (("a", a), ("b", b)):
+            if isinstance(end, Anchor) and end.kind == PointKind.PARTICLE:
+                raise V.ModelError(f"add_rotation_coupling.{name}: a particle has no orientation")
+        return self._add_potential(PotentialType.ROTATION, a, b, stiffness, 0.0, damping, rest_rotation)
 
     # -- static colliders -------------------------------------------------
     def add_collider_plane(self, *, normal=(0.0, 0.0, 1.0), point=(0.0, 0.0, 0.0), rot=None, mu=0.0) -> int:
@@ -237,11 +272,13 @@ class ModelBuilder:
             body_mass=stack(B, 3, ()), body_inertia=stack(B, 4, (3, 3)),
             contact_point_count=len(C), contact_point_body=stack(C, 0, (), np.int64),
             contact_point_local=stack(C, 1, (3,)), contact_point_radius=stack(C, 2, ()),
-            contact_point_mu=stack(C, 3, (2,)),
+            contact_point_mu=stack(C, 3, (2,)), contact_point_node=stack(C, 4, (), bool),
+            contact_point_chain=stack(C, 5, (), np.int64), contact_point_arc=stack(C, 6, ()),
             potential_count=len(U), potential_type=stack(U, 0, (), np.int64), potential_kind=stack(U, 1, (2,), np.int64),
             potential_index=stack(U, 2, (2,), np.int64), potential_local=stack(U, 3, (2, 3)),
-            potential_stiffness=stack(U, 4, ()), potential_rest_length=stack(U, 5, ()),
-            potential_damping=stack(U, 6, ()), damping_policy=int(policy),
+            potential_stiffness=stack(U, 4, (3,)), potential_rest_length=stack(U, 5, ()),
+            potential_damping=stack(U, 6, (3,)), potential_link=stack(U, 7, (2,), np.int64),
+            potential_rest_rotation=stack(U, 8, (3, 3)), damping_policy=int(policy),
             collider_count=len(G), collider_type=stack(G, 0, (), np.int64), collider_pos=stack(G, 1, (3,)),
             collider_rot=stack(G, 2, (3, 3)), collider_size=stack(G, 3, (3,)), collider_mu=stack(G, 4, (2,)),
             virtual_node_gain=kv, contact_margin=margin, restitution=rest, penetration_recovery=beta,
@@ -261,36 +298,65 @@ class ModelBuilder:
         if not (0 <= int(body) < len(self._bodies)):
             raise V.ModelError(f"{name}: no body {body} (have {len(self._bodies)})")
 
-    def _check_anchor(self, name, a: Anchor):
+    def _check_anchor(self, name, a: Anchor) -> int:
+        """Validates an anchor; returns its robot link index (-1 unless ROBOT_LINK)."""
         if not isinstance(a, Anchor):
-            raise V.ModelError(f"{name}: expected an Anchor (world_point/particle/body_point), got {a!r}")
+            raise V.ModelError(f"{name}: expected an Anchor (world_point/particle/body_point/robot_link_point), "
+                               f"got {a!r}")
         if a.kind == PointKind.PARTICLE and not (0 <= a.index < len(self._particles)):
             raise V.ModelError(f"{name}: no particle {a.index} (have {len(self._particles)})")
         if a.kind == PointKind.BODY:
             self._check_body(name, a.index)
+        if a.kind != PointKind.ROBOT_LINK:
+            return -1
+        if not (0 <= a.index < len(self._robots)):
+            raise V.ModelError(f"{name}: no robot {a.index} (have {len(self._robots)})")
+        art = self._robots[a.index][0]
+        if isinstance(a.link, str):
+            if a.link not in art.link_name:
+                raise V.ModelError(f"{name}: robot {a.index} has no link {a.link!r}")
+            return art.link_index(a.link)
+        if not (0 <= int(a.link) < art.link_count):
+            raise V.ModelError(f"{name}: robot {a.index} has no link {a.link} (have {art.link_count})")
+        return int(a.link)
 
-    def _anchor_position(self, a: Anchor) -> np.ndarray:
+    def _anchor_pose(self, a: Anchor, link: int) -> np.ndarray:
+        """World pose (4x4) of an anchor's point and frame in the builder's initial configuration."""
+        pose = np.eye(4)
         if a.kind == PointKind.PARTICLE:
-            return self._particles[a.index][0]
-        if a.kind == PointKind.BODY:
-            pos, quat = self._bodies[a.index][0], self._bodies[a.index][1]
-            return pos + quat_to_matrix(quat) @ np.asarray(a.local)
-        return np.asarray(a.local)
+            pose[:3, 3] = self._particles[a.index][0]
+        elif a.kind == PointKind.BODY:
+            pose[:3, :3] = quat_to_matrix(self._bodies[a.index][1])
+            pose[:3, 3] = self._bodies[a.index][0]
+        elif a.kind == PointKind.ROBOT_LINK:
+            kin = ArticulationKinematics(self._robots[a.index][0])
+            kin.update(self._robots[a.index][1])
+            pose = kin.link_pose[link].copy()
+        pose[:3, 3] = pose[:3, :3] @ np.asarray(a.local) + pose[:3, 3]
+        return pose
 
-    def _add_potential(self, ptype, a, b, stiffness, rest_length, damping) -> int:
+    def _add_potential(self, ptype, a, b, stiffness, rest_length, damping, rest_rotation=None) -> int:
         u = len(self._potentials)
         name = f"potential[{u}]"
-        self._check_anchor(f"{name}.a", a)
-        self._check_anchor(f"{name}.b", b)
+        links = (self._check_anchor(f"{name}.a", a), self._check_anchor(f"{name}.b", b))
         if a.kind == PointKind.WORLD and b.kind == PointKind.WORLD:
             raise V.ModelError(f"{name}: both ends are world points; the potential would act on nothing")
+        pose_a, pose_b = self._anchor_pose(a, links[0]), self._anchor_pose(b, links[1])
         if rest_length is None:  # the current distance, once the anchors are known to exist
-            rest_length = float(np.linalg.norm(self._anchor_position(a) - self._anchor_position(b)))
+            rest_length = float(np.linalg.norm(pose_a[:3, 3] - pose_b[:3, 3]))
+        if rest_rotation is None:
+            rest_rotation = pose_a[:3, :3].T @ pose_b[:3, :3]
+        gains = []
+        for field, value in (("stiffness", stiffness), ("damping", damping)):
+            arr = np.broadcast_to(V.finite_array(f"{name}.{field}", value), (3,)).astype(float) \
+                if np.ndim(value) == 0 else V.finite_array(f"{name}.{field}", value, (3,))
+            if np.any(arr < 0):
+                raise V.ModelError(f"{name}.{field}: must be >= 0, got {arr.tolist()}")
+            gains.append(arr)
         self._potentials.append((
-            int(ptype), (int(a.kind), int(b.kind)), (a.index, b.index), (a.local, b.local),
-            V.non_negative(f"{name}.stiffness", stiffness),
-            V.non_negative(f"{name}.rest_length", rest_length),
-            V.non_negative(f"{name}.damping", damping),
+            int(ptype), (int(a.kind), int(b.kind)), (a.index, b.index), (a.local, b.local), gains[0],
+            V.non_negative(f"{name}.rest_length", rest_length), gains[1], links,
+            V.rotation_matrix(f"{name}.rest_rotation", rest_rotation),
         ))
         return u
 

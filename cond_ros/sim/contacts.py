@@ -2,15 +2,15 @@
 
 Every contact acts on nodes of the augmented velocity vector (eq. 15):
 
-- a particle in contact is a node itself. A particle touching several
-  colliders keeps all those contacts on its node; they form one group whose
-  small surrogate problem the solver handles on its own (giving it virtual
-  nodes instead would add a k_v-stiff mode to a light node). Different groups
-  never share a node, which keeps the per-group kernels race-free;
-- a point on a rigid body always gets a virtual node (eq. 14) with
-  J_v = [I, -[r]x]; a point on a robot link likewise, with the link Jacobian
-  on the robot's joints; so does a joint limit that may be reached
-  (``robot_dynamics``).
+- a particle in contact is a node itself, and so is the centre of a rod segment (a body contact point
+  flagged ``node``: its contacts act on the body's translational DOFs). Contacts that share such a node
+  (a particle touching two colliders, a rod node touching the post and another turn of the rod) form
+  one group whose small surrogate problem the solver handles on its own; giving them virtual nodes
+  instead would add a k_v-stiff mode to a light node. Different groups never share a node, which keeps
+  the per-group kernels race-free;
+- any other point on a rigid body gets a virtual node (eq. 14) with J_v = [I, -[r]x]; a point on a
+  robot link likewise, with the link Jacobian on the robot's joints; so does a joint limit that may be
+  reached (``robot_dynamics``).
 
 The contact conditions (11) are imposed on the end-of-step contact velocity
 u = J_c v_{k+1} (relative to a lower bound L on its normal part), because the
@@ -19,7 +19,10 @@ every contact. With J_c v_hat = (J_c v_k + J_c v_{k+1}) / 2 this is the
 paper's form J_c v_hat + phi with the offset phi = -(J_c v_k + [L, 0, 0]) / 2,
 where L holds the penetration compensation and restitution:
 
-- gap g > 0 (speculative): L = min(0, -2 g / dt - a_n), i.e. land on the surface at most;
+- gap g > 0 (speculative): L = min(0, -g / dt - a_n / 2): approach no faster than the next step can
+  still stop inelastically (u_{k+1} dt / 2 <= g_{k+1}), so an approaching node slows down over the
+  last steps and touches without penetrating or bouncing (the exact-landing bound -2 g / dt - a_n
+  would let it arrive at speed and sink u dt / 2 in the step after);
 - g <= 0: L = max(-beta g / dt, -e a_n), i.e. push out a fraction beta of the
   penetration per step, or bounce with restitution e,
 
@@ -35,7 +38,7 @@ from .collision import detect_point_contacts
 from .dynamics import SystemPattern, jacobian_velocity
 from .jit import kernel
 from .model import Model, State
-from .dynamic_contacts import detect_dynamic_contacts
+from .dynamic_contacts import detect_dynamic_contacts, detect_node_pairs
 from .rigid import point_jacobian, quat_to_matrix
 from .robot_dynamics import joint_limit_candidates, robot_contact_points, robot_kinematics
 
@@ -65,6 +68,7 @@ class ContactSet:
         point_dof, point_size, point_jac, point_group: the real contact point's owner (particle or body):
             first DOF in v, DOF count, the point's 3 x size Jacobian (zero-padded), DOF group.
         vn_dof, vn_size, vn_jac, vn_group: virtual nodes: owner's first DOF, DOF count, J_v (eq. 14), DOF group.
+        group_starts: start of each group of contacts sharing a node, plus the end (None: group by dof_a).
     """
 
     pattern: SystemPattern
@@ -88,11 +92,14 @@ class ContactSet:
     vn_size: np.ndarray
     vn_jac: np.ndarray
     vn_group: np.ndarray
+    group_starts: np.ndarray = None
 
     def group_start(self) -> np.ndarray:
-        """Start of each run of contacts on the same node (contacts are ordered by node), plus the end."""
+        """Start of each run of contacts that share a node (one group of the solver), plus the end."""
         if self.count == 0:
             return np.zeros(1, dtype=np.int64)
+        if self.group_starts is not None:
+            return self.group_starts
         change = np.flatnonzero(self.dof_a[1:] != self.dof_a[:-1]) + 1
         return np.concatenate([[0], change, [self.count]]).astype(np.int64)
 
@@ -121,7 +128,7 @@ def contact_offsets(frame, owner_dof_a, size_a, jac_a, owner_dof_b, size_b, jac_
         a = frame[m] @ vel
         g = gap[m]
         if g > 0.0:
-            bound = min(0.0, -2.0 * g / dt - a[0])
+            bound = min(0.0, -g / dt - 0.5 * a[0])
         else:
             bound = max(-recovery * g / dt, -restitution * a[0])
         out[m, 0] = -0.5 * (a[0] + bound)
@@ -134,7 +141,8 @@ def contact_points(model: Model, state: State, width: int):
 
     Returns arrays over particles then body contact points: positions (P, 3), radii (P,),
     velocities (P, 3), friction (P, 2), owner dof (P,), owner size (P,), point Jacobians
-    (P, 3, width), owner group (P,).
+    (P, 3, width), owner group (P,), is-a-node flag (P,). A node point's owner is its body's
+    translational DOFs (size 3, J = I).
     """
     n_p, n_c = model.particle_count, model.contact_point_count
     rots = np.array([quat_to_matrix(q) for q in state.body_quat]).reshape(-1, 3, 3)
@@ -147,12 +155,14 @@ def contact_points(model: Model, state: State, width: int):
     mu = np.concatenate([model.particle_mu, model.contact_point_mu])
     dof = np.concatenate([3 * np.arange(n_p), model.body_dof_start + 6 * body]).astype(np.int64)
     size = np.concatenate([np.full(n_p, 3), np.full(n_c, 6)]).astype(np.int64)
+    node = np.concatenate([np.ones(n_p, bool), model.contact_point_node])
+    size[node] = 3
     jac = np.zeros((n_p + n_c, 3, width))
-    jac[:n_p, :, :3] = np.eye(3)
-    for j in range(n_c):
+    jac[node, :, :3] = np.eye(3)
+    for j in np.flatnonzero(~model.contact_point_node):
         jac[n_p + j, :, :6] = point_jacobian(6, arm[j])
     group = np.concatenate([np.arange(n_p), n_p + body]).astype(np.int64)
-    return pos, radius, vel, mu, dof, size, jac, group
+    return pos, radius, vel, mu, dof, size, jac, group, node
 
 
 def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: float) -> ContactSet:
@@ -163,7 +173,7 @@ def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: fl
     parts = [contact_points(model, state, width)]
     if model.robots:
         parts.append(robot_contact_points(model, state, width, kinematics))
-    pos, radius, vel, mu, dof, size, jac, group = (np.concatenate([p[i] for p in parts]) for i in range(8))
+    pos, radius, vel, mu, dof, size, jac, group, node = (np.concatenate([p[i] for p in parts]) for i in range(9))
     n_p, n_c = model.particle_count, model.contact_point_count
     n_points = len(pos)
     point_kind = np.select([np.arange(n_points) < n_p, np.arange(n_points) < n_p + n_c],
@@ -172,28 +182,36 @@ def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: fl
                                                   [0, n_p], n_p + n_c)
     rows = _Rows(width)
     found = detect_point_contacts(pos, radius, vel, model, model.contact_margin, dt)
+    sides = [(dof[i], size[i], jac[i], group[i], bool(node[i])) for i in range(n_points)]
     for k, i in enumerate(found.point_index):
         rows.add(found.frame[k], found.gap[k], found.position[k], int(found.collider[k]), point_kind[i],
-                 point_index[i], np.maximum(mu[i], model.collider_mu[found.collider[k]]),
-                 (dof[i], size[i], jac[i], group[i]))
+                 point_index[i], np.maximum(mu[i], model.collider_mu[found.collider[k]]), sides[i])
     for joint, side, gap, l_dof, l_size, l_jac, l_group in (joint_limit_candidates(model, state, dt, width)
                                                              if model.robots else []):
         rows.add(np.eye(3), gap, np.zeros(3), -1, SOURCE_JOINT_LIMIT, 2 * joint + (side < 0), np.zeros(2),
-                 (l_dof, l_size, l_jac, l_group))
-    points = dict(pos=pos, radius=radius, vel=vel, mu=mu, group=group,
-                  kind_is_particle=(point_kind == SOURCE_PARTICLE).astype(np.int64))
+                 (l_dof, l_size, l_jac, l_group, False))
+    points = dict(pos=pos, radius=radius, vel=vel, mu=mu, group=group, node=node)
     for row in detect_dynamic_contacts(model, state, kinematics, points, dt, width):
         i = row["point"]
         rows.add(row["frame"], row["gap"], row["position"], -1, point_kind[i], point_index[i], row["friction"],
-                 (dof[i], size[i], jac[i], group[i]), (row["dof_b"], row["size_b"], row["jac_b"], row["group_b"]))
+                 sides[i], (row["dof_b"], row["size_b"], row["jac_b"], row["group_b"], False))
+    n_robot = n_points - n_p - n_c
+    chain = np.concatenate([np.full(n_p, -1), model.contact_point_chain, np.full(n_robot, -1)]).astype(np.int64)
+    arc = np.concatenate([np.zeros(n_p), model.contact_point_arc, np.zeros(n_robot)])
+    for i, j, frame, gap, position in detect_node_pairs(model, pos, radius, vel, node, chain, arc, dt):
+        rows.add(frame, gap, position, -1, point_kind[i], point_index[i], np.maximum(mu[i], mu[j]), sides[i],
+                 sides[j])
     return rows.finish(model, pattern, state, dt)
 
 
 class _Rows:
-    """Collects contacts, then nodalizes them: particle S-contacts act on the particle node, every other
-    contact side gets a virtual node; virtual nodes are numbered owner by owner (the solver's force warm
-    start relies on each owner's nodes being one run) and contacts are ordered by their first owner, so
-    a particle's contacts form one run on its node."""
+    """Collects contacts, then nodalizes them (module docstring).
+
+    A contact side is (owner dof, owner size, J, owner DOF group, is-a-node). Node sides act on the node
+    directly; every other side gets a virtual node. Virtual nodes are numbered owner by owner (the
+    solver's force warm start relies on each owner's nodes being one run). Contacts sharing a node are
+    joined into one group (union-find) and stored as one run; ``group_start`` marks the runs.
+    """
 
     def __init__(self, width):
         self.width = width
@@ -202,9 +220,33 @@ class _Rows:
     def add(self, frame, gap, position, collider, kind, index, friction, side_a, side_b=None):
         self.items.append((frame, gap, position, collider, kind, index, friction, side_a, side_b))
 
+    def _groups(self, items):
+        """Order of the contacts and the start of each group of contacts that share a node."""
+        m = len(items)
+        parent = list(range(m))
+
+        def root(c):
+            while parent[c] != c:
+                parent[c] = parent[parent[c]]
+                c = parent[c]
+            return c
+        first_at_node = {}
+        for c, it in enumerate(items):
+            for side in (it[7], it[8]):
+                if side is not None and side[4]:
+                    other = first_at_node.setdefault(int(side[0]), c)
+                    parent[root(c)] = root(other)
+        roots = [root(c) for c in range(m)]
+        # stable: by the group's first contact, whose first owner sorted the items
+        order = sorted(range(m), key=lambda c: (roots[c], c))
+        starts = [k for k in range(m) if k == 0 or roots[order[k]] != roots[order[k - 1]]]
+        return order, np.array(starts + [m], dtype=np.int64)
+
     def finish(self, model, pattern, state, dt) -> ContactSet:
         width = self.width
         items = sorted(self.items, key=lambda it: it[7][3])  # stable: by the first owner's group
+        order, group_start = self._groups(items)
+        items = [items[c] for c in order]
         m = len(items)
 
         def column(j, shape=(), dtype=float):
@@ -214,18 +256,17 @@ class _Rows:
             return np.array([it[j][k] if it[j] is not None else np.full(shape, missing) for it in items],
                             dtype=dtype).reshape((m,) + shape)
         kind = column(4, dtype=np.int64)
-        a_dof, a_size, a_group = side(7, 0), side(7, 1), side(7, 3)
+        a_dof, a_size, a_group, a_node = side(7, 0), side(7, 1), side(7, 3), side(7, 4, dtype=bool)
         a_jac = side(7, 2, (3, width), float, 0.0)
-        b_dof, b_size, b_group = side(8, 0), side(8, 1), side(8, 3)
+        b_dof, b_size, b_group, b_node = side(8, 0), side(8, 1), side(8, 3), side(8, 4, dtype=bool, missing=False)
         b_jac = side(8, 2, (3, width), float, 0.0)
         is_d = b_dof >= 0
-        direct = (kind == SOURCE_PARTICLE) & ~is_d
         # virtual nodes: (owner group, contact, side) sorted by owner group
-        nodes = [(a_group[c], c, 0) for c in range(m) if not direct[c]] + [(b_group[c], c, 1) for c in range(m)
-                                                                          if is_d[c]]
+        nodes = [(a_group[c], c, 0) for c in range(m) if not a_node[c]] + [(b_group[c], c, 1) for c in range(m)
+                                                                          if is_d[c] and not b_node[c]]
         nodes.sort(key=lambda t: t[0])
-        dof_a = np.where(direct, a_dof, -1).astype(np.int64)
-        dof_b = np.full(m, -1, dtype=np.int64)
+        dof_a = np.where(a_node, a_dof, -1).astype(np.int64)
+        dof_b = np.where(is_d & b_node, b_dof, -1).astype(np.int64)
         vn = len(nodes)
         vn_dof, vn_size, vn_group = np.empty(vn, np.int64), np.empty(vn, np.int64), np.empty(vn, np.int64)
         vn_jac = np.zeros((vn, 3, width))
@@ -249,4 +290,5 @@ class _Rows:
             collider=column(3, dtype=np.int64), source_kind=kind, source_index=column(5, dtype=np.int64),
             force=np.zeros((m, 3)), point_dof=a_dof, point_size=a_size, point_jac=np.ascontiguousarray(a_jac),
             point_group=a_group, vn_dof=vn_dof, vn_size=vn_size, vn_jac=vn_jac, vn_group=vn_group,
+            group_starts=group_start,
         )

@@ -1,13 +1,16 @@
-"""D-contacts (Sec. III-A): contact points of one body or robot against the volumes of another.
+"""D-contacts (Sec. III-A): contact points against the volumes of other owners, and node-node contacts.
 
 Volumes that move are the shapes fixed to rigid bodies (``ModelBuilder.add_shape_box`` / ``_sphere``)
 and the collision primitives of robot links. Every contact point of a *different* owner is tested
 against them with the same signed-distance functions as the static colliders (node-vs-volume).
-A contact couples two virtual nodes: one at the point (its owner's Jacobian) and one at the
-closest surface point of the volume (the volume owner's Jacobian there), J_c = [R, -R] (eq. 13).
+A contact couples the point (a node itself, or a virtual node with its owner's Jacobian) and a
+virtual node at the closest surface point of the volume (the volume owner's Jacobian there),
+J_c = [R, -R] (eq. 13).
 
-Particles are not tested against moving volumes yet: a particle node already serves its static
-contacts directly, and a node must not belong to two contact groups.
+Node-node contacts are sphere-sphere contacts between node points (rod segment centres): the
+self-contact of a cable. Two nodes of one chain are tested only when they lie farther apart along
+the chain than ``SELF_CONTACT_ARC`` times the sum of their radii, so neighbours that overlap by
+construction never touch.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import numpy as np
 
 from .articulation import GeometryType
 from .collision import ColliderType, collider_signed_distance, contact_frame
+from .jit import kernel
 from .model import Model, State
 from .rigid import point_jacobian, quat_to_matrix
 
@@ -22,6 +26,20 @@ _GEOMETRY_TO_COLLIDER = {int(GeometryType.BOX): int(ColliderType.BOX),
                          int(GeometryType.SPHERE): int(ColliderType.SPHERE),
                          int(GeometryType.CAPSULE): int(ColliderType.CAPSULE),
                          int(GeometryType.CYLINDER): int(ColliderType.CYLINDER)}
+
+
+SELF_CONTACT_ARC = 3.0  # a hairpin whose legs touch spans pi (r_i + r_j) / 2 of arc; straight neighbours < 1
+
+
+def _bounding_radius(ctype: int, size) -> float:
+    """Radius of a sphere about the volume's origin that holds it (an infinite plane never moves)."""
+    if ctype == int(ColliderType.SPHERE):
+        return float(size[0])
+    if ctype == int(ColliderType.CAPSULE):
+        return float(size[0] + size[1])
+    if ctype == int(ColliderType.CYLINDER):
+        return float(np.hypot(size[0], size[1]))
+    return float(np.linalg.norm(size[:3]))
 
 
 def moving_volumes(model: Model, state: State, kinematics: list) -> list:
@@ -64,12 +82,14 @@ def detect_dynamic_contacts(model: Model, state: State, kinematics: list, points
     volumes = moving_volumes(model, state, kinematics)
     if not volumes:
         return rows
-    candidates = np.flatnonzero(points["kind_is_particle"] == 0)
     normal = np.zeros(3)
     frame = np.zeros((3, 3))
     v_k = state.velocity()
+    reach = points["radius"] + model.contact_margin + 2.0 * dt * np.linalg.norm(points["vel"], axis=1)
     for ctype, pos, rot, size, mu, dof_b, size_b, group_b, jac_fn in volumes:
-        for i in candidates:
+        # bounding-sphere prefilter (the volume's own speed is covered by the margin at these scales)
+        near = np.linalg.norm(points["pos"] - pos, axis=1) <= _bounding_radius(ctype, size) + reach
+        for i in np.flatnonzero(near):
             if points["group"][i] == group_b:
                 continue
             p = points["pos"][i]
@@ -86,3 +106,41 @@ def detect_dynamic_contacts(model: Model, state: State, kinematics: list, points
                              friction=np.maximum(points["mu"][i], mu), point=i, dof_b=dof_b, size_b=size_b,
                              jac_b=jac_b, group_b=group_b))
     return rows
+
+
+@kernel
+def _node_pairs(pos, radius, vel, chain, arc, candidates, margin, dt, arc_factor):
+    """(i, j) of node pairs within reach, i < j, excluding near neighbours along a chain."""
+    out = []
+    for ci in range(candidates.shape[0]):
+        i = candidates[ci]
+        for cj in range(ci + 1, candidates.shape[0]):
+            j = candidates[cj]
+            if chain[i] >= 0 and chain[i] == chain[j] and abs(arc[i] - arc[j]) <= arc_factor * (radius[i] + radius[j]):
+                continue
+            d = pos[i] - pos[j]
+            dist = np.sqrt(d[0] ** 2 + d[1] ** 2 + d[2] ** 2)
+            rel = vel[i] - vel[j]
+            speed = np.sqrt(rel[0] ** 2 + rel[1] ** 2 + rel[2] ** 2)
+            if dist - radius[i] - radius[j] < margin + 2.0 * dt * speed and dist > 1e-12:
+                out.append((i, j))
+    return out
+
+
+def detect_node_pairs(model: Model, pos, radius, vel, node, chain, arc, dt: float):
+    """Sphere-sphere D-contacts between node points that belong to a chain (rod self-contact and rod-rod).
+
+    Yields (i, j, frame, gap, position): the normal points from node j to node i.
+    """
+    candidates = np.flatnonzero(node & (chain >= 0)).astype(np.int64)
+    if len(candidates) < 2:
+        return
+    pairs = _node_pairs(pos, radius, vel, chain, arc, candidates, model.contact_margin, dt, SELF_CONTACT_ARC)
+    frame = np.zeros((3, 3))
+    for i, j in pairs:
+        d = pos[i] - pos[j]
+        dist = float(np.linalg.norm(d))
+        normal = d / dist
+        contact_frame(normal, np.eye(3), frame)
+        yield i, j, frame.copy(), dist - radius[i] - radius[j], pos[j] + normal * (radius[j] + 0.5 * (dist - radius[i]
+                                                                                                   - radius[j]))

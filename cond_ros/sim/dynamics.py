@@ -18,8 +18,9 @@ import scipy.sparse as sp
 from numba import prange
 
 from .jit import kernel, parallel_kernel
-from .model import DampingPolicy, Model, PointKind, PotentialType
-from .rigid import point_jacobian, quat_to_matrix
+from .model import Model, PointKind
+from .potentials import add_block, assemble_model_potentials
+from .rigid import quat_to_matrix
 from .robot_dynamics import assemble_robots
 
 
@@ -59,6 +60,8 @@ def potential_groups(model: Model) -> np.ndarray:
     kind, index = model.potential_kind, model.potential_index
     groups[kind == PointKind.PARTICLE] = index[kind == PointKind.PARTICLE]
     groups[kind == PointKind.BODY] = model.particle_count + index[kind == PointKind.BODY]
+    on_robot = kind == PointKind.ROBOT_LINK
+    groups[on_robot] = model.particle_count + model.body_count + index[on_robot]
     return groups
 
 
@@ -161,30 +164,6 @@ def virtual_node_jacobian(system: LinearSystem) -> sp.csr_matrix:
 
 
 @kernel
-def _end_point(kind, index, local, particle_q, body_q, body_quat, body_dof_start):
-    """World position, first DOF, DOF count and arm of a potential end."""
-    arm = np.zeros(3)
-    if kind == 2:  # PointKind.PARTICLE
-        return particle_q[index].copy(), 3 * index, 3, arm
-    if kind == 3:  # PointKind.BODY
-        arm = quat_to_matrix(body_quat[index]) @ local
-        return body_q[index] + arm, body_dof_start + 6 * index, 6, arm
-    return local.copy(), -1, 0, arm
-
-
-@kernel
-def _add_block(data, block_slot, pair, rows, cols, scale, left, right):
-    """data[block] += scale * left^T right (left: ne x rows, right: ne x cols)."""
-    base = block_slot[pair]
-    for r in range(rows):
-        for c in range(cols):
-            acc = 0.0
-            for e in range(left.shape[0]):
-                acc += left[e, r] * right[e, c]
-            data[base[r] + c] += scale * acc
-
-
-@kernel
 def assemble_inertia(particle_mass, particle_qd, particle_force, body_mass, body_inertia, body_quat, body_qd,
                      body_wrench, gravity, dt, group_dof, diag_pair, block_slot, data, b):
     """M_hat = 2 M / dt blocks of A and the b terms M_hat v - C v + f_ext (eq. 9); resets data and b."""
@@ -214,59 +193,6 @@ def assemble_inertia(particle_mass, particle_qd, particle_force, body_mass, body
 
 
 @kernel
-def assemble_potentials(ptype, pkind, pindex, plocal, stiffness, rest_length, damping, geometric, pot_pairs,
-                        particle_q, body_q, body_quat, body_dof_start, dt, block_slot, data, b):
-    """Adds dt/2 (Je^T K Je + E) to A and -Je^T K e to b for every potential of form (7), eq. (8)-(9).
-
-    Serial on purpose: potentials scatter into shared blocks, and a fixed order keeps results bit-identical.
-    """
-    for u in range(ptype.shape[0]):
-        pa, dof_a, size_a, arm_a = _end_point(pkind[u, 0], pindex[u, 0], plocal[u, 0], particle_q, body_q,
-                                              body_quat, body_dof_start)
-        pb, dof_b, size_b, arm_b = _end_point(pkind[u, 1], pindex[u, 1], plocal[u, 1], particle_q, body_q,
-                                              body_quat, body_dof_start)
-        d = pa - pb
-        k = stiffness[u]
-        if ptype[u] == 1:  # DISTANCE
-            length = np.sqrt(d[0] ** 2 + d[1] ** 2 + d[2] ** 2)
-            n = d / length if length > 1e-12 else np.array([1.0, 0.0, 0.0])
-            err = np.array([length - rest_length[u]])
-            proj = n.reshape(1, 3)
-        else:  # COUPLING
-            length = 0.0
-            err = d
-            proj = np.eye(3)
-        je_a = proj @ point_jacobian(max(size_a, 3), arm_a)
-        je_b = -(proj @ point_jacobian(max(size_b, 3), arm_b))
-        scale = 0.5 * dt * k + damping[u]  # E = (2 c / dt) Je^T Je, so dt/2 E = c Je^T Je
-        ends_dof = (dof_a, dof_b)
-        ends_size = (size_a, size_b)
-        jes = (je_a, je_b)
-        for x in range(2):
-            if ends_size[x] == 0:
-                continue
-            force = jes[x].T @ (k * err)
-            for r in range(ends_size[x]):
-                b[ends_dof[x] + r] -= force[r]
-            for y in range(2):
-                if ends_size[y] > 0:
-                    _add_block(data, block_slot, pot_pairs[u, 2 * x + y], ends_size[x], ends_size[y], scale,
-                               jes[x], jes[y])
-        if geometric and ptype[u] == 1 and length > 1e-12:
-            # Diagonal SPD projection of the geometric stiffness k e (I - n n^T) / l (column abs sums),
-            # applied on particle ends only: a body end's arm makes the exact term rotation-dependent.
-            g = k * abs(err[0]) / length * (np.eye(3) - np.outer(n, n))
-            n_ends = (1 if size_a > 0 else 0) + (1 if size_b > 0 else 0)
-            for x in range(2):
-                if ends_size[x] != 3:
-                    continue
-                base = block_slot[pot_pairs[u, 3 * x]]
-                for c in range(3):
-                    col = abs(g[0, c]) + abs(g[1, c]) + abs(g[2, c])
-                    data[base[c] + c] += 0.5 * dt * n_ends * col
-
-
-@kernel
 def add_point_coupling(point_size, point_jac, point_group, point_matrix, diag_pair, block_slot, data):
     """Adds J_p^T K_p J_p into the owner's diagonal block for every point p (K_p: 3x3, world frame).
 
@@ -275,7 +201,7 @@ def add_point_coupling(point_size, point_jac, point_group, point_matrix, diag_pa
     for k in range(point_size.shape[0]):
         size = point_size[k]
         jac = np.ascontiguousarray(point_jac[k, :, :size])
-        _add_block(data, block_slot, diag_pair[point_group[k]], size, size, 1.0, point_matrix[k] @ jac, jac)
+        add_block(data, block_slot, diag_pair[point_group[k]], size, size, 1.0, point_matrix[k] @ jac, jac)
 
 
 @kernel
@@ -341,12 +267,7 @@ def assemble(model: Model, pattern: SystemPattern, state, control, dt: float,
     assemble_inertia(model.particle_mass, state.particle_qd, control.particle_force, model.body_mass,
                      model.body_inertia, state.body_quat, state.body_qd, control.body_wrench, model.gravity,
                      dt, pattern.group_dof, pattern.diag_pair, pattern.block_slot, data, b)
-    if model.potential_count:
-        assemble_potentials(model.potential_type, model.potential_kind, model.potential_index,
-                            model.potential_local, model.potential_stiffness, model.potential_rest_length,
-                            model.potential_damping, model.damping_policy == DampingPolicy.GEOMETRIC,
-                            pattern.potential_pairs, state.particle_q, state.body_q, state.body_quat,
-                            model.body_dof_start, dt, pattern.block_slot, data, b)
+    assemble_model_potentials(model, pattern, state, dt, data, b)
     if model.robots:
         assemble_robots(model, pattern, state, control, dt, data, b)
     if vn_dof is None:

@@ -27,6 +27,7 @@ class PointKind(enum.IntEnum):
     WORLD = 1  # a fixed point in the world
     PARTICLE = 2  # a particle node
     BODY = 3  # a point fixed on a rigid body (local coordinates)
+    ROBOT_LINK = 4  # a point fixed on a robot link (index: the robot; potential_link: the link)
 
 
 class PotentialType(enum.IntEnum):
@@ -34,7 +35,8 @@ class PotentialType(enum.IntEnum):
 
     NONE = 0
     DISTANCE = 1  # e = |p_a - p_b| - rest_length, 1-D spring
-    COUPLING = 2  # e = p_a - p_b, 3-D zero-length stiff coupling
+    COUPLING = 2  # e = F_a^T (p_a - p_b), 3-D zero-length coupling, gains along end a's axes
+    ROTATION = 3  # e = Log(R_rest^T R_a^T R_b), relative rotation (bend/twist), gains along R_a R_rest
 
 
 class DampingPolicy(enum.IntEnum):
@@ -68,11 +70,15 @@ class Model:
         contact_point_mu: friction (mu1, mu2) of each contact point's surface, shape (contact_point_count, 2).
         potential_type: :class:`PotentialType`, shape (potential_count,).
         potential_kind: :class:`PointKind` of the two ends, shape (potential_count, 2).
-        potential_index: particle/body index of the two ends (-1 for world), shape (potential_count, 2).
-        potential_local: end points in world/body coordinates [m] (ignored for particles), shape (potential_count, 2, 3).
-        potential_stiffness: K of eq. (7) [N/m], shape (potential_count,).
+        potential_index: particle/body/robot index of the two ends (-1 for world), shape (potential_count, 2).
+        potential_link: robot link of a ROBOT_LINK end (-1 otherwise), shape (potential_count, 2).
+        potential_local: end points in world/body/link coordinates [m] (ignored for particles),
+            shape (potential_count, 2, 3).
+        potential_stiffness: diagonal of K of eq. (7) in the potential's frame (``potentials``) [N/m or
+            N m/rad]; DISTANCE uses the first entry, shape (potential_count, 3).
         potential_rest_length: [m] (DISTANCE only), shape (potential_count,).
-        potential_damping: viscous damping along the constraint [N s/m], shape (potential_count,).
+        potential_rest_rotation: R_a^T R_b at rest (ROTATION only), shape (potential_count, 3, 3).
+        potential_damping: viscous damping C along e's axes [N s/m or N m s/rad], shape (potential_count, 3).
         damping_policy: :class:`DampingPolicy` for E(q).
         collider_type, collider_pos, collider_rot, collider_size: static colliders (see ``collision``).
         collider_mu: (mu1, mu2) along the collider's contact frame (t1, t2), shape (collider_count, 2).
@@ -89,6 +95,10 @@ class Model:
         shape_body, shape_type, shape_pos, shape_rot, shape_size, shape_mu: volumes fixed to bodies, against
             which other bodies' and robots' contact points are tested (D-contacts); ``shape_type`` uses the
             collider types, pose in body coordinates, shapes (shape_count,), ..., (shape_count, 2).
+        contact_point_node: the point is its body's centre and its contacts act on the body's
+            translational DOFs directly (a rod segment's centreline node), shape (contact_point_count,).
+        contact_point_chain, contact_point_arc: chain id (-1 for none) and arc position [m] of node points,
+            for self-contact between nodes of one chain that are far apart along it.
     """
 
     gravity: np.ndarray
@@ -117,6 +127,8 @@ class Model:
     potential_stiffness: np.ndarray
     potential_rest_length: np.ndarray
     potential_damping: np.ndarray
+    potential_link: np.ndarray
+    potential_rest_rotation: np.ndarray
     damping_policy: int
     collider_count: int
     collider_type: np.ndarray
@@ -140,6 +152,9 @@ class Model:
     shape_rot: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 3, 3)))
     shape_size: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 3)))
     shape_mu: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 2)))
+    contact_point_node: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, bool))
+    contact_point_chain: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))
+    contact_point_arc: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
 
     @property
     def body_dof_start(self) -> int:

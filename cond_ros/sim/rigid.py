@@ -60,3 +60,27 @@ def point_jacobian(size, arm):
         jac[2, 3] = arm[1]
         jac[2, 4] = -arm[0]
     return jac
+
+
+@kernel
+def rotation_log(rot):
+    """The rotation vector (axis * angle) of a rotation matrix, robust near 0 and pi."""
+    cos_angle = min(1.0, max(-1.0, 0.5 * (rot[0, 0] + rot[1, 1] + rot[2, 2] - 1.0)))
+    angle = np.arccos(cos_angle)
+    vee = np.array([rot[2, 1] - rot[1, 2], rot[0, 2] - rot[2, 0], rot[1, 0] - rot[0, 1]])
+    if angle < 1e-6:
+        return 0.5 * vee  # sin(angle) ~ angle
+    if angle < np.pi - 1e-6:
+        return angle / (2.0 * np.sin(angle)) * vee
+    # Near pi: the axis from the diagonal of (R + I) / 2 = a a^T.
+    diag = np.array([rot[0, 0], rot[1, 1], rot[2, 2]])
+    k = int(np.argmax(diag))
+    axis = np.empty(3)
+    axis[k] = np.sqrt(max(0.0, 0.5 * (diag[k] + 1.0)))
+    for j in range(3):
+        if j != k:
+            axis[j] = 0.5 * (rot[j, k] + rot[k, j]) / (2.0 * axis[k])
+    axis /= np.sqrt(axis[0] ** 2 + axis[1] ** 2 + axis[2] ** 2)
+    if axis[0] * vee[0] + axis[1] * vee[1] + axis[2] * vee[2] < 0.0:
+        axis = -axis
+    return angle * axis

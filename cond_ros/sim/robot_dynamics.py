@@ -91,7 +91,8 @@ def _geometry_points(geom_type, size):
 
 
 def robot_contact_points(model: Model, state: State, width: int, kinematics=None):
-    """Contact points on robot links: positions, radii, velocities, friction, owner DOF/size, Jacobians, group.
+    """Contact points on robot links: positions, radii, velocities, friction, owner DOF/size, Jacobians, group,
+    node flag (always False: link points get virtual nodes).
 
     Arrays have the layout of :func:`cond_ros.sim.contacts.contact_points`; Jacobians are the linear rows of
     the link Jacobian on the robot's joints (3 x n, zero-padded to ``width``).
@@ -120,7 +121,7 @@ def robot_contact_points(model: Model, state: State, width: int, kinematics=None
     count = len(pos)
     return (np.array(pos).reshape(count, 3), np.array(radius, float), np.array(vel).reshape(count, 3),
             np.array(mu).reshape(count, 2), np.array(dof, np.int64), np.array(size, np.int64),
-            np.array(jac).reshape(count, 3, width), np.array(group, np.int64))
+            np.array(jac).reshape(count, 3, width), np.array(group, np.int64), np.zeros(count, bool))
 
 
 def joint_limit_candidates(model: Model, state: State, dt: float, width: int):

@@ -115,7 +115,7 @@ def potential_errors(model, pq, bq, brot):
 
 def potential_energy(model, pq, bq, brot):
     """psi = sum_u 1/2 k_u |e_u|^2 (eq. 7 with K = k I)."""
-    return sum(0.5 * k * e @ e for k, e in zip(model.potential_stiffness, potential_errors(model, pq, bq, brot)))
+    return sum(0.5 * k[0] * e @ e for k, e in zip(model.potential_stiffness, potential_errors(model, pq, bq, brot)))
 
 
 def error_jacobian(model, pq, bq, brot):
@@ -176,7 +176,7 @@ def geometric_diagonal(model, pq, bq, brot):
         g0 = (np.eye(3) - np.outer(n, n)) / length
         ends = [x for x in range(2) if model.potential_kind[u, x] != PointKind.WORLD]
         signs = np.array([1.0, -1.0])[: len(ends)] if len(ends) == 2 else np.array([1.0])
-        hess = model.potential_stiffness[u] * e * np.kron(np.outer(signs, signs), g0)
+        hess = model.potential_stiffness[u, 0] * e * np.kron(np.outer(signs, signs), g0)
         colsum = np.abs(hess).sum(axis=0)
         for slot, x in enumerate(ends):
             if model.potential_kind[u, x] == PointKind.PARTICLE:
@@ -212,8 +212,8 @@ def dense_system(model, state, control, dt):
     errs = potential_errors(model, state.particle_q, state.body_q, brot)
     for u in range(model.potential_count):
         ju = je[slices[u]]
-        k = model.potential_stiffness[u]
-        c = model.potential_damping[u]
+        k = model.potential_stiffness[u, 0]  # isotropic gains in these scenes
+        c = model.potential_damping[u, 0]
         a += (0.5 * dt * k + c) * ju.T @ ju
         b -= ju.T @ (k * errs[u])
     if model.damping_policy == DampingPolicy.GEOMETRIC:

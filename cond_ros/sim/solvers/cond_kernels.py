@@ -88,37 +88,44 @@ def _apply(m, dof_a, dof_b, frame, w, force, sign, v):
             v[b + r] -= sign * w[b] * f
 
 
+@kernel
+def _gamma(m, dof_a, dof_b, w, regularization):
+    """The diagonal surrogate Delassus entry of contact m (Prop. 3, eq. 25) plus Omega."""
+    gamma = w[dof_a[m]] + regularization
+    if dof_b[m] >= 0:
+        gamma += w[dof_b[m]]
+    return gamma
+
+
 def _solve_surrogate_contacts(group_start, dof_a, dof_b, frame, friction, offset, regularization, projection,
                              local_sweeps, w, v_star, v_out, force):
     """Alg. 2: per-node solve of the diagonal surrogate problem (23), then update (24); v_out = v_star on entry.
 
-    Contacts are grouped by node (group_start); groups touch disjoint nodes, so they run in parallel.
-    A group of one contact is solved in one shot (Prop. 4/5). A particle touching several colliders
-    forms a larger group whose surrogate problem couples only its own contacts (Gamma = w R_i R_j^T);
-    it is solved exactly enough by projected Gauss-Seidel sweeps over that group alone.
+    Contacts are grouped so that groups touch disjoint nodes (group_start), so they run in parallel.
+    A group of one contact is solved in one shot (Prop. 4/5). Contacts sharing a node (a particle
+    touching several colliders, a rod node touching the post and another turn) form a larger group whose
+    surrogate problem couples only its own contacts (Gamma = w R_i R_j^T); it is solved exactly enough
+    by projected Gauss-Seidel sweeps over that group alone.
     """
     for g in prange(group_start.shape[0] - 1):
         first = group_start[g]
         last = group_start[g + 1]
-        a = dof_a[first]
-        gamma = w[a] + regularization
-        if dof_b[first] >= 0:
-            gamma += w[dof_b[first]]
         if last - first == 1:
-            _solve_one(first, dof_a, dof_b, frame, friction, offset, gamma, projection, v_star, force)
-        else:
-            # Start the sweeps from the previous outer iteration's forces (still in ``force``):
-            # restarting from zero each time leaves the group short of its solution after a fixed
-            # number of sweeps, and V-FPI then converges to a wrong fixed point.
-            for m in range(first, last):
-                _apply(m, dof_a, dof_b, frame, w, force, 1.0, v_out)
-            for _ in range(local_sweeps):
-                for m in range(first, last):
-                    _apply(m, dof_a, dof_b, frame, w, force, -1.0, v_out)
-                    _solve_one(m, dof_a, dof_b, frame, friction, offset, gamma, projection, v_out, force)
-                    _apply(m, dof_a, dof_b, frame, w, force, 1.0, v_out)
+            _solve_one(first, dof_a, dof_b, frame, friction, offset, _gamma(first, dof_a, dof_b, w, regularization),
+                       projection, v_star, force)
+            _apply(first, dof_a, dof_b, frame, w, force, 1.0, v_out)
             continue
-        _apply(first, dof_a, dof_b, frame, w, force, 1.0, v_out)
+        # Start the sweeps from the previous outer iteration's forces (still in ``force``):
+        # restarting from zero each time leaves the group short of its solution after a fixed
+        # number of sweeps, and V-FPI then converges to a wrong fixed point.
+        for m in range(first, last):
+            _apply(m, dof_a, dof_b, frame, w, force, 1.0, v_out)
+        for _ in range(local_sweeps):
+            for m in range(first, last):
+                _apply(m, dof_a, dof_b, frame, w, force, -1.0, v_out)
+                _solve_one(m, dof_a, dof_b, frame, friction, offset, _gamma(m, dof_a, dof_b, w, regularization),
+                           projection, v_out, force)
+                _apply(m, dof_a, dof_b, frame, w, force, 1.0, v_out)
 
 
 solve_surrogate_contacts_serial = kernel(_solve_surrogate_contacts)
