@@ -239,7 +239,7 @@ class ModelBuilder:
 
     # -- finalize ---------------------------------------------------------
     def finalize(self, *, virtual_node_gain=1e5, contact_margin=0.005, restitution=0.0,
-                 penetration_recovery=0.5, damping_policy=DampingPolicy.CONSTANT) -> Model:
+                 penetration_recovery=0.5, damping_policy=DampingPolicy.CONSTANT, integration_theta=0.5) -> Model:
         """Freeze the scene into a :class:`Model` of numpy arrays.
 
         Args:
@@ -248,7 +248,9 @@ class ModelBuilder:
             restitution: Newton restitution coefficient in [0, 1].
             penetration_recovery: fraction of a penetration removed per step, in (0, 1].
             damping_policy: E(q) policy of eq. (8).
+            integration_theta: 0.5 = the paper's midpoint rule; up to 1 damps stiff modes (``Model``).
         """
+        theta = V.scalar("integration_theta", integration_theta, low=0.5, high=1.0)
         kv = V.positive("virtual_node_gain", virtual_node_gain)
         margin = V.non_negative("contact_margin", contact_margin)
         rest = V.scalar("restitution", restitution, low=0.0, high=1.0)
@@ -290,7 +292,7 @@ class ModelBuilder:
             robot_mu=np.array([r[4] for r in self._robots]).reshape(-1, 2),
             shape_body=stack(self._shapes, 0, (), np.int64), shape_type=stack(self._shapes, 1, (), np.int64),
             shape_pos=stack(self._shapes, 2, (3,)), shape_rot=stack(self._shapes, 3, (3, 3)),
-            shape_size=stack(self._shapes, 4, (3,)), shape_mu=stack(self._shapes, 5, (2,)),
+            shape_size=stack(self._shapes, 4, (3,)), shape_mu=stack(self._shapes, 5, (2,)), integration_theta=theta,
         )
 
     # -- helpers ------------------------------------------------------------

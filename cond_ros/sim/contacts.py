@@ -16,10 +16,11 @@ The contact conditions (11) are imposed on the end-of-step contact velocity
 u = J_c v_{k+1} (relative to a lower bound L on its normal part), because the
 midpoint rule v_{k+1} = 2 v_hat - v_k would otherwise bounce elastically off
 every contact. With J_c v_hat = (J_c v_k + J_c v_{k+1}) / 2 this is the
-paper's form J_c v_hat + phi with the offset phi = -(J_c v_k + [L, 0, 0]) / 2,
+paper's form J_c v_hat + phi with the offset phi = -(J_c v_k + [L, 0, 0]) / 2 (generally
+-((1 - theta) J_c v_k + theta [L, 0, 0]) for ``Model.integration_theta``),
 where L holds the penetration compensation and restitution:
 
-- gap g > 0 (speculative): L = min(0, -g / dt - a_n / 2): approach no faster than the next step can
+- gap g > 0 (speculative): L = min(0, -g / dt - (1 - theta) a_n): approach no faster than the next step can
   still stop inelastically (u_{k+1} dt / 2 <= g_{k+1}), so an approaching node slows down over the
   last steps and touches without penetrating or bouncing (the exact-landing bound -2 g / dt - a_n
   would let it arrive at speed and sink u dt / 2 in the step after);
@@ -69,6 +70,8 @@ class ContactSet:
             first DOF in v, DOF count, the point's 3 x size Jacobian (zero-padded), DOF group.
         vn_dof, vn_size, vn_jac, vn_group: virtual nodes: owner's first DOF, DOF count, J_v (eq. 14), DOF group.
         group_starts: start of each group of contacts sharing a node, plus the end (None: group by dof_a).
+        link: robot link of side a and side b of each contact (-1 if not on a robot), (m, 2); which robot
+            follows from the owner's DOF group.
     """
 
     pattern: SystemPattern
@@ -93,6 +96,7 @@ class ContactSet:
     vn_jac: np.ndarray
     vn_group: np.ndarray
     group_starts: np.ndarray = None
+    link: np.ndarray = None
 
     def group_start(self) -> np.ndarray:
         """Start of each run of contacts that share a node (one group of the solver), plus the end."""
@@ -114,7 +118,7 @@ def forces_to_world(frame: np.ndarray, force: np.ndarray) -> np.ndarray:
 
 
 @kernel
-def contact_offsets(frame, owner_dof_a, size_a, jac_a, owner_dof_b, size_b, jac_b, v_k, gap, dt, restitution,
+def contact_offsets(frame, owner_dof_a, size_a, jac_a, owner_dof_b, size_b, jac_b, v_k, gap, dt, theta, restitution,
                     recovery, out):
     """phi of every contact from the start-of-step velocity v_k (see module docstring).
 
@@ -128,12 +132,12 @@ def contact_offsets(frame, owner_dof_a, size_a, jac_a, owner_dof_b, size_b, jac_
         a = frame[m] @ vel
         g = gap[m]
         if g > 0.0:
-            bound = min(0.0, -g / dt - 0.5 * a[0])
+            bound = min(0.0, -g / dt - (1.0 - theta) * a[0])
         else:
             bound = max(-recovery * g / dt, -restitution * a[0])
-        out[m, 0] = -0.5 * (a[0] + bound)
-        out[m, 1] = -0.5 * a[1]
-        out[m, 2] = -0.5 * a[2]
+        out[m, 0] = -((1.0 - theta) * a[0] + theta * bound)
+        out[m, 1] = -(1.0 - theta) * a[1]
+        out[m, 2] = -(1.0 - theta) * a[2]
 
 
 def contact_points(model: Model, state: State, width: int):
@@ -141,8 +145,8 @@ def contact_points(model: Model, state: State, width: int):
 
     Returns arrays over particles then body contact points: positions (P, 3), radii (P,),
     velocities (P, 3), friction (P, 2), owner dof (P,), owner size (P,), point Jacobians
-    (P, 3, width), owner group (P,), is-a-node flag (P,). A node point's owner is its body's
-    translational DOFs (size 3, J = I).
+    (P, 3, width), owner group (P,), is-a-node flag (P,), robot link (-1 here). A node point's owner is
+    its body's translational DOFs (size 3, J = I).
     """
     n_p, n_c = model.particle_count, model.contact_point_count
     rots = np.array([quat_to_matrix(q) for q in state.body_quat]).reshape(-1, 3, 3)
@@ -162,7 +166,7 @@ def contact_points(model: Model, state: State, width: int):
     for j in np.flatnonzero(~model.contact_point_node):
         jac[n_p + j, :, :6] = point_jacobian(6, arm[j])
     group = np.concatenate([np.arange(n_p), n_p + body]).astype(np.int64)
-    return pos, radius, vel, mu, dof, size, jac, group, node
+    return pos, radius, vel, mu, dof, size, jac, group, node, np.full(n_p + n_c, -1, np.int64)
 
 
 def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: float) -> ContactSet:
@@ -173,7 +177,8 @@ def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: fl
     parts = [contact_points(model, state, width)]
     if model.robots:
         parts.append(robot_contact_points(model, state, width, kinematics))
-    pos, radius, vel, mu, dof, size, jac, group, node = (np.concatenate([p[i] for p in parts]) for i in range(9))
+    pos, radius, vel, mu, dof, size, jac, group, node, link = (np.concatenate([p[i] for p in parts])
+                                                               for i in range(10))
     n_p, n_c = model.particle_count, model.contact_point_count
     n_points = len(pos)
     point_kind = np.select([np.arange(n_points) < n_p, np.arange(n_points) < n_p + n_c],
@@ -182,19 +187,19 @@ def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: fl
                                                   [0, n_p], n_p + n_c)
     rows = _Rows(width)
     found = detect_point_contacts(pos, radius, vel, model, model.contact_margin, dt)
-    sides = [(dof[i], size[i], jac[i], group[i], bool(node[i])) for i in range(n_points)]
+    sides = [(dof[i], size[i], jac[i], group[i], bool(node[i]), int(link[i])) for i in range(n_points)]
     for k, i in enumerate(found.point_index):
         rows.add(found.frame[k], found.gap[k], found.position[k], int(found.collider[k]), point_kind[i],
                  point_index[i], np.maximum(mu[i], model.collider_mu[found.collider[k]]), sides[i])
     for joint, side, gap, l_dof, l_size, l_jac, l_group in (joint_limit_candidates(model, state, dt, width)
                                                              if model.robots else []):
         rows.add(np.eye(3), gap, np.zeros(3), -1, SOURCE_JOINT_LIMIT, 2 * joint + (side < 0), np.zeros(2),
-                 (l_dof, l_size, l_jac, l_group, False))
+                 (l_dof, l_size, l_jac, l_group, False, -1))
     points = dict(pos=pos, radius=radius, vel=vel, mu=mu, group=group, node=node)
     for row in detect_dynamic_contacts(model, state, kinematics, points, dt, width):
         i = row["point"]
         rows.add(row["frame"], row["gap"], row["position"], -1, point_kind[i], point_index[i], row["friction"],
-                 sides[i], (row["dof_b"], row["size_b"], row["jac_b"], row["group_b"], False))
+                 sides[i], (row["dof_b"], row["size_b"], row["jac_b"], row["group_b"], False, row["link_b"]))
     n_robot = n_points - n_p - n_c
     chain = np.concatenate([np.full(n_p, -1), model.contact_point_chain, np.full(n_robot, -1)]).astype(np.int64)
     arc = np.concatenate([np.zeros(n_p), model.contact_point_arc, np.zeros(n_robot)])
@@ -207,7 +212,8 @@ def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: fl
 class _Rows:
     """Collects contacts, then nodalizes them (module docstring).
 
-    A contact side is (owner dof, owner size, J, owner DOF group, is-a-node). Node sides act on the node
+    A contact side is (owner dof, owner size, J, owner DOF group, is-a-node, robot link or -1). Node sides
+    act on the node
     directly; every other side gets a virtual node. Virtual nodes are numbered owner by owner (the
     solver's force warm start relies on each owner's nodes being one run). Contacts sharing a node are
     joined into one group (union-find) and stored as one run; ``group_start`` marks the runs.
@@ -260,6 +266,7 @@ class _Rows:
         a_jac = side(7, 2, (3, width), float, 0.0)
         b_dof, b_size, b_group, b_node = side(8, 0), side(8, 1), side(8, 3), side(8, 4, dtype=bool, missing=False)
         b_jac = side(8, 2, (3, width), float, 0.0)
+        link = np.column_stack([side(7, 5), side(8, 5)]).reshape(m, 2)
         is_d = b_dof >= 0
         # virtual nodes: (owner group, contact, side) sorted by owner group
         nodes = [(a_group[c], c, 0) for c in range(m) if not a_node[c]] + [(b_group[c], c, 1) for c in range(m)
@@ -283,12 +290,12 @@ class _Rows:
         offset = np.empty((m, 3))
         if m:
             contact_offsets(frame, a_dof, a_size, a_jac, b_dof, np.maximum(b_size, 0), b_jac, state.velocity(), gap,
-                            dt, model.restitution, model.penetration_recovery, offset)
+                            dt, model.integration_theta, model.restitution, model.penetration_recovery, offset)
         return ContactSet(
             pattern=pattern, count=m, dof_a=dof_a, dof_b=dof_b, frame=frame,
             friction=np.ascontiguousarray(column(6, (2,))), offset=offset, gap=gap, position=column(2, (3,)),
             collider=column(3, dtype=np.int64), source_kind=kind, source_index=column(5, dtype=np.int64),
             force=np.zeros((m, 3)), point_dof=a_dof, point_size=a_size, point_jac=np.ascontiguousarray(a_jac),
             point_group=a_group, vn_dof=vn_dof, vn_size=vn_size, vn_jac=vn_jac, vn_group=vn_group,
-            group_starts=group_start,
+            group_starts=group_start, link=link,
         )

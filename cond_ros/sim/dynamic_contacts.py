@@ -43,7 +43,8 @@ def _bounding_radius(ctype: int, size) -> float:
 
 
 def moving_volumes(model: Model, state: State, kinematics: list) -> list:
-    """(collider type, world pos, world rot, size, mu, owner dof, owner size, owner group, jacobian(p)) per volume."""
+    """(collider type, world pos, world rot, size, mu, owner dof, owner size, owner group, jacobian(p), robot link
+    or -1) per volume."""
     volumes = []
     n_p = model.particle_count
     for k in range(len(model.shape_body)):
@@ -54,7 +55,8 @@ def moving_volumes(model: Model, state: State, kinematics: list) -> list:
         def jac(p, com=com):
             return point_jacobian(6, p - com)
         volumes.append((int(model.shape_type[k]), com + rot_b @ model.shape_pos[k], rot_b @ model.shape_rot[k],
-                        model.shape_size[k], model.shape_mu[k], model.body_dof_start + 6 * body, 6, n_p + body, jac))
+                        model.shape_size[k], model.shape_mu[k], model.body_dof_start + 6 * body, 6, n_p + body, jac,
+                        -1))
     for r, kin in enumerate(kinematics):
         art = kin.art
         lo, hi = model.robot_dof_offset[r], model.robot_dof_offset[r + 1]
@@ -68,7 +70,7 @@ def moving_volumes(model: Model, state: State, kinematics: list) -> list:
                 return kin.jacobian(link, p)[:3]
             volumes.append((_GEOMETRY_TO_COLLIDER[int(art.geom_type[g])], pose[:3, 3].copy(),
                             np.ascontiguousarray(pose[:3, :3]), art.geom_size[g], model.robot_mu[r],
-                            model.robot_dof_start + lo, hi - lo, model.robot_group(r), jac))
+                            model.robot_dof_start + lo, hi - lo, model.robot_group(r), jac, link))
     return volumes
 
 
@@ -86,7 +88,7 @@ def detect_dynamic_contacts(model: Model, state: State, kinematics: list, points
     frame = np.zeros((3, 3))
     v_k = state.velocity()
     reach = points["radius"] + model.contact_margin + 2.0 * dt * np.linalg.norm(points["vel"], axis=1)
-    for ctype, pos, rot, size, mu, dof_b, size_b, group_b, jac_fn in volumes:
+    for ctype, pos, rot, size, mu, dof_b, size_b, group_b, jac_fn, link_b in volumes:
         # bounding-sphere prefilter (the volume's own speed is covered by the margin at these scales)
         near = np.linalg.norm(points["pos"] - pos, axis=1) <= _bounding_radius(ctype, size) + reach
         for i in np.flatnonzero(near):
@@ -104,7 +106,7 @@ def detect_dynamic_contacts(model: Model, state: State, kinematics: list, points
             contact_frame(normal, rot, frame)
             rows.append(dict(frame=frame.copy(), gap=gap, position=surface,
                              friction=np.maximum(points["mu"][i], mu), point=i, dof_b=dof_b, size_b=size_b,
-                             jac_b=jac_b, group_b=group_b))
+                             jac_b=jac_b, group_b=group_b, link_b=link_b))
     return rows
 
 

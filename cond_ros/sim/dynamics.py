@@ -7,7 +7,8 @@ k_v J_v^T J_v term is added into the owner's diagonal block, and the
 off-diagonal -k_v J_v blocks are applied by :func:`augmented_matvec`.
 
 Here lambda is the mean contact force over the step [N], because eq. (9)
-divides the momentum balance by the step (M_hat = 2 M / dt).
+divides the momentum balance by the step (M_hat = 2 M / dt; M / (theta dt) for
+``Model.integration_theta`` other than the midpoint rule's 1/2).
 """
 from __future__ import annotations
 
@@ -165,13 +166,14 @@ def virtual_node_jacobian(system: LinearSystem) -> sp.csr_matrix:
 
 @kernel
 def assemble_inertia(particle_mass, particle_qd, particle_force, body_mass, body_inertia, body_quat, body_qd,
-                     body_wrench, gravity, dt, group_dof, diag_pair, block_slot, data, b):
-    """M_hat = 2 M / dt blocks of A and the b terms M_hat v - C v + f_ext (eq. 9); resets data and b."""
+                     body_wrench, gravity, h, group_dof, diag_pair, block_slot, data, b):
+    """M_hat = M / h blocks of A and the b terms M_hat v - C v + f_ext (eq. 9, h = theta dt = dt / 2 there);
+    resets data and b."""
     data[:] = 0.0
     n_particles = particle_mass.shape[0]
     for i in range(n_particles):
         base = block_slot[diag_pair[i]]
-        scale = 2.0 * particle_mass[i] / dt
+        scale = particle_mass[i] / h
         for r in range(3):
             data[base[r] + r] = scale
             b[3 * i + r] = scale * particle_qd[i, r] + particle_mass[i] * gravity[r] + particle_force[i, r]
@@ -185,11 +187,11 @@ def assemble_inertia(particle_mass, particle_qd, particle_force, body_mass, body
         ang_mom = inertia @ omega
         gyro = np.cross(omega, ang_mom)  # C(q, v) v of eq. (9) for world angular velocity
         for r in range(3):
-            data[base[r] + r] = 2.0 * body_mass[j] / dt
-            b[dof + r] = 2.0 * body_mass[j] / dt * body_qd[j, r] + body_mass[j] * gravity[r] + body_wrench[j, r]
+            data[base[r] + r] = body_mass[j] / h
+            b[dof + r] = body_mass[j] / h * body_qd[j, r] + body_mass[j] * gravity[r] + body_wrench[j, r]
             for c in range(3):
-                data[base[3 + r] + 3 + c] = 2.0 * inertia[r, c] / dt
-            b[dof + 3 + r] = 2.0 * ang_mom[r] / dt - gyro[r] + body_wrench[j, 3 + r]
+                data[base[3 + r] + 3 + c] = inertia[r, c] / h
+            b[dof + 3 + r] = ang_mom[r] / h - gyro[r] + body_wrench[j, 3 + r]
 
 
 @kernel
@@ -263,10 +265,10 @@ def assemble(model: Model, pattern: SystemPattern, state, control, dt: float,
              vn_dof=None, vn_size=None, vn_jac=None, vn_group=None) -> LinearSystem:
     """Build the step's :class:`LinearSystem` from the state at the start of the step."""
     data = np.empty(pattern.nnz)
-    b = np.empty(model.dof_count)
+    b = np.zeros(model.dof_count)  # robot rows are accumulated, not set
     assemble_inertia(model.particle_mass, state.particle_qd, control.particle_force, model.body_mass,
                      model.body_inertia, state.body_quat, state.body_qd, control.body_wrench, model.gravity,
-                     dt, pattern.group_dof, pattern.diag_pair, pattern.block_slot, data, b)
+                     model.integration_theta * dt, pattern.group_dof, pattern.diag_pair, pattern.block_slot, data, b)
     assemble_model_potentials(model, pattern, state, dt, data, b)
     if model.robots:
         assemble_robots(model, pattern, state, control, dt, data, b)

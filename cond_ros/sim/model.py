@@ -97,6 +97,9 @@ class Model:
             collider types, pose in body coordinates, shapes (shape_count,), ..., (shape_count, 2).
         contact_point_node: the point is its body's centre and its contacts act on the body's
             translational DOFs directly (a rod segment's centreline node), shape (contact_point_count,).
+        integration_theta: theta of v_hat = theta v_{k+1} + (1 - theta) v_k, in [0.5, 1]. 0.5 is the paper's
+            midpoint rule (eq. 4, energy-conserving); above it the step damps stiff modes that the midpoint
+            rule keeps flipping sign every step (amplification -(1 - theta) / theta at infinite stiffness).
         contact_point_chain, contact_point_arc: chain id (-1 for none) and arc position [m] of node points,
             for self-contact between nodes of one chain that are far apart along it.
     """
@@ -155,6 +158,7 @@ class Model:
     contact_point_node: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, bool))
     contact_point_chain: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))
     contact_point_arc: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+    integration_theta: float = 0.5
 
     @property
     def body_dof_start(self) -> int:

@@ -10,8 +10,8 @@ An end is a world point/frame, a particle, a point on a rigid body or a point on
   so that K = diag(bend, bend, twist) about F's axes (a rod joint, or a welded grip).
 
 With the outer-product approximation the Jacobian of e is Je = de/dv at the start of the step (F held
-fixed), and the potential adds dt/2 Je^T K Je + Je^T C Je to A and -Je^T K e to b (C: damping, diagonal
-in F). The same Je gives the force the potential transmits during the step (:func:`potential_forces`).
+fixed), and the potential adds h Je^T K Je + Je^T C Je to A and -Je^T K e to b (C: damping, diagonal
+in F; h = theta dt, dt/2 for the paper's midpoint rule). The same Je gives the force the potential transmits during the step (:func:`potential_forces`).
 """
 from __future__ import annotations
 
@@ -137,8 +137,8 @@ def add_block(data, block_slot, pair, rows, cols, scale, left, right):
 
 @kernel
 def assemble_potentials(ptype, stiffness, rest_length, damping, rest_rot, geometric, pot_pairs, pos, rot, jac_lin,
-                        jac_ang, dof, size, dt, block_slot, data, b):
-    """Adds dt/2 Je^T K Je + Je^T C Je to A and -Je^T K e to b for every potential (eq. 8-9).
+                        jac_ang, dof, size, h, block_slot, data, b):
+    """Adds h Je^T K Je + Je^T C Je to A and -Je^T K e to b for every potential (eq. 8-9), h = theta dt.
 
     Serial on purpose: potentials scatter into shared blocks, and a fixed order keeps results bit-identical.
     """
@@ -153,7 +153,7 @@ def assemble_potentials(ptype, stiffness, rest_length, damping, rest_rot, geomet
             weighted = jes[x].copy()  # rows scaled by dt/2 k_e + c_e
             force = np.zeros(jes[x].shape[1])
             for e in range(rows):
-                weighted[e] *= 0.5 * dt * stiffness[u, e] + damping[u, e]
+                weighted[e] *= h * stiffness[u, e] + damping[u, e]
                 force += jes[x][e] * (stiffness[u, e] * err[e])
             for r in range(size[u, x]):
                 b[dof[u, x] + r] -= force[r]
@@ -173,15 +173,55 @@ def assemble_potentials(ptype, stiffness, rest_length, damping, rest_rot, geomet
                 base = block_slot[pot_pairs[u, 3 * x]]
                 for c in range(3):
                     col = abs(g[0, c]) + abs(g[1, c]) + abs(g[2, c])
-                    data[base[c] + c] += 0.5 * dt * n_ends * col
+                    data[base[c] + c] += h * n_ends * col
+        if geometric:
+            _add_rotational_geometric(ptype[u], stiffness[u], err, proj, pos[u], jac_lin[u], dof[u], size[u],
+                                      pot_pairs[u], h, block_slot, data)
 
 
 @kernel
-def transmitted_forces(ptype, stiffness, rest_length, damping, rest_rot, pos, rot, jac_lin, jac_ang, dof, size, dt,
+def _add_rotational_geometric(ptype, stiffness, err, proj, pos, jac_lin, dof, size, pairs, h, block_slot, data):
+    """Diagonal SPD projection of the geometric stiffness a potential's force puts on a body's rotation.
+
+    A force f at a body point with arm r has the rotational Hessian sym([f]x [r]x) = (f r^T + r f^T) / 2
+    - (f . r) I; a ROTATION potential's couple tau turns with its frame, bounded here by |tau| / 2 per
+    axis. The outer-product approximation drops both, and a rod segment's rotational inertia is so
+    small (~1e-11 kg m^2) that the dropped terms alone make the midpoint rule unstable at 10 ms
+    (omega dt ~ 30 for a 0.3 N tension on a 1.25 mm segment). Adding their column abs sums times h
+    (policy 2 of Sec. II-A, like the DISTANCE springs') treats them implicitly (h = theta dt).
+    """
+    rows = err.shape[0]
+    tension = np.zeros(3)
+    for e in range(rows):
+        tension += proj[e] * (stiffness[e] * err[e])
+    for x in range(2):
+        if size[x] != 6:
+            continue
+        base = block_slot[pairs[3 * x]]
+        diag = np.zeros(3)
+        if ptype == 3:  # ROTATION
+            mag = 0.5 * np.sqrt(tension[0] ** 2 + tension[1] ** 2 + tension[2] ** 2)
+            diag[:] = mag
+        else:
+            arm = np.array([jac_lin[x, 1, 5], jac_lin[x, 2, 3], jac_lin[x, 0, 4]])
+            f = tension if x == 1 else -tension
+            fr = f[0] * arm[0] + f[1] * arm[1] + f[2] * arm[2]
+            for c in range(3):
+                col = 0.0
+                for r in range(3):
+                    h = 0.5 * (f[r] * arm[c] + arm[r] * f[c]) - (fr if r == c else 0.0)
+                    col += abs(h)
+                diag[c] = col
+        for c in range(3):
+            data[base[3 + c] + 3 + c] += h * diag[c]
+
+
+@kernel
+def transmitted_forces(ptype, stiffness, rest_length, damping, rest_rot, pos, rot, jac_lin, jac_ang, dof, size, h,
                        v_hat, force, torque):
     """World force and torque each potential applies to each of its ends during a step, (U, 2, 3) each.
 
-    The step's generalized force is -Je^T (K e + (dt/2 K + C) Je v_hat), the same linearization A and b
+    The step's generalized force is -Je^T (K e + (h K + C) Je v_hat), the same linearization A and b
     hold, so these are the impulses the solve applied divided by dt. The force acts at the end point;
     the torque is the pure couple of a ROTATION potential.
     """
@@ -196,7 +236,7 @@ def transmitted_forces(ptype, stiffness, rest_length, damping, rest_rot, pos, ro
                     rate[e] += jes[x][e, r] * v_hat[dof[u, x] + r]
         tension = np.empty(err.shape[0])
         for e in range(err.shape[0]):
-            tension[e] = stiffness[u, e] * (err[e] + 0.5 * dt * rate[e]) + damping[u, e] * rate[e]
+            tension[e] = stiffness[u, e] * (err[e] + h * rate[e]) + damping[u, e] * rate[e]
         world = np.zeros(3)
         for e in range(err.shape[0]):
             world += proj[e] * tension[e]
@@ -220,7 +260,7 @@ def assemble_model_potentials(model: Model, pattern, state: State, dt: float, da
         assemble_potentials(model.potential_type, model.potential_stiffness, model.potential_rest_length,
                             model.potential_damping, model.potential_rest_rotation,
                             model.damping_policy == DampingPolicy.GEOMETRIC, pattern.potential_pairs, ends.pos,
-                            ends.rot, ends.jac_lin, ends.jac_ang, ends.dof, ends.size, dt, pattern.block_slot, data,
+                            ends.rot, ends.jac_lin, ends.jac_ang, ends.dof, ends.size, model.integration_theta * dt, pattern.block_slot, data,
                             b)
     return ends
 
@@ -232,7 +272,8 @@ def potential_forces(model: Model, ends: PotentialEnds, v_hat: np.ndarray, dt: f
     if model.potential_count:
         transmitted_forces(model.potential_type, model.potential_stiffness, model.potential_rest_length,
                            model.potential_damping, model.potential_rest_rotation, ends.pos, ends.rot, ends.jac_lin,
-                           ends.jac_ang, ends.dof, ends.size, dt, np.ascontiguousarray(v_hat), force, torque)
+                           ends.jac_ang, ends.dof, ends.size, model.integration_theta * dt,
+                           np.ascontiguousarray(v_hat), force, torque)
     return force, torque
 
 

@@ -2,8 +2,8 @@
 
 A robot contributes one dense DOF group (its joints) with
 
-    A_rr = 2 M(q) / dt + dt/2 K_p + K_d + D,
-    b_r  = 2 M(q) qd / dt - (C(q, qd) qd + g(q)) + tau + K_p (q* - q) + K_d qd*,
+    A_rr = M(q) / h + h K_p + K_d + D,
+    b_r  = M(q) qd / h - (C(q, qd) qd + g(q)) + tau + K_p (q* - q) + K_d qd*,      h = theta dt (dt / 2),
 
 the implicit PD drive being a potential of form (7), psi = 1/2 K_p (q - q*)^2, plus
 viscous damping toward the target velocity and the URDF joint damping D.
@@ -42,12 +42,13 @@ def assemble_robots(model: Model, pattern, state: State, control: Control, dt: f
         bias = kin.bias_forces(qd, model.gravity)
         kp = control.robot_drive_stiffness[lo:hi]
         kd = control.robot_drive_damping[lo:hi]
-        block = 2.0 / dt * mass + np.diag(0.5 * dt * kp + kd + kin.art.dof_damping) \
-            + 0.5 * dt * gravity_stiffness(kin, state.robot_q[lo:hi], model.gravity)
+        h = model.integration_theta * dt
+        block = mass / h + np.diag(h * kp + kd + kin.art.dof_damping) \
+            + h * gravity_stiffness(kin, state.robot_q[lo:hi], model.gravity)
         slot = pattern.block_slot[pattern.diag_pair[model.robot_group(r)]]
         data[slot[:n, None] + np.arange(n)] += block
         dof = model.robot_dof_start + lo
-        b[dof:dof + n] = (2.0 / dt * mass @ qd - bias + control.robot_effort[lo:hi]
+        b[dof:dof + n] += (mass @ qd / h - bias + control.robot_effort[lo:hi]
                           + kp * (control.robot_q_target[lo:hi] - state.robot_q[lo:hi])
                           + kd * control.robot_qd_target[lo:hi])
 
@@ -92,12 +93,12 @@ def _geometry_points(geom_type, size):
 
 def robot_contact_points(model: Model, state: State, width: int, kinematics=None):
     """Contact points on robot links: positions, radii, velocities, friction, owner DOF/size, Jacobians, group,
-    node flag (always False: link points get virtual nodes).
+    node flag (always False: link points get virtual nodes), link index.
 
     Arrays have the layout of :func:`cond_ros.sim.contacts.contact_points`; Jacobians are the linear rows of
     the link Jacobian on the robot's joints (3 x n, zero-padded to ``width``).
     """
-    pos, radius, vel, mu, dof, size, jac, group = [], [], [], [], [], [], [], []
+    pos, radius, vel, mu, dof, size, jac, group, links = [], [], [], [], [], [], [], [], []
     for r, kin in enumerate(kinematics if kinematics is not None else robot_kinematics(model, state)):
         art = kin.art
         lo, hi = model.robot_dof_offset[r], model.robot_dof_offset[r + 1]
@@ -118,10 +119,12 @@ def robot_contact_points(model: Model, state: State, width: int, kinematics=None
                 size.append(hi - lo)
                 jac.append(padded)
                 group.append(model.robot_group(r))
+                links.append(link)
     count = len(pos)
     return (np.array(pos).reshape(count, 3), np.array(radius, float), np.array(vel).reshape(count, 3),
             np.array(mu).reshape(count, 2), np.array(dof, np.int64), np.array(size, np.int64),
-            np.array(jac).reshape(count, 3, width), np.array(group, np.int64), np.zeros(count, bool))
+            np.array(jac).reshape(count, 3, width), np.array(group, np.int64), np.zeros(count, bool),
+            np.array(links, np.int64))
 
 
 def joint_limit_candidates(model: Model, state: State, dt: float, width: int):

@@ -1,13 +1,15 @@
 """Scene YAML -> ModelBuilder calls, plus the scripted robot motion the scene describes.
 
-A scene file (see ``config/panda_pick.yaml``) has the sections ``dt``, ``duration``, ``solver``,
-``contact``, ``robots``, ``bodies``, ``colliders`` and ``script``. Every missing or malformed entry is
-reported as a :class:`ModelError` naming the file and the key path (``robots[0].q``).
+A scene file (see ``config/panda_pick.yaml``, ``config/panda_cable.yaml``) has the sections ``dt``,
+``duration``, ``solver``, ``contact``, ``robots``, ``bodies``, ``colliders``, ``cables``, ``sensors``
+and ``script`` (waypoints, or a recorded tool ``trajectory`` followed through IK). Every missing or
+malformed entry is reported as a :class:`ModelError` naming the file and the key path (``robots[0].q``).
 """
 from __future__ import annotations
 
 import dataclasses
 import os
+from typing import NamedTuple
 
 import numpy as np
 import yaml
@@ -16,8 +18,12 @@ from scipy.spatial.transform import Rotation
 from .articulation import ArticulationKinematics
 from .builder import ModelBuilder, box_inertia, sphere_inertia
 from .ik import solve_ik
-from .model import Control, Model
+from .builder import robot_link_point, world_point
+from .model import Control, DampingPolicy, Model
+from .rod import Rod, RodMaterial, add_rod, clamp_rod_end
+from .sensors import SimulatedFTSensor, spec_from_dict
 from .simulator import Simulator
+from .tool_trajectory import IKTrack, ToolTrajectory, packaged_file, track_with_ik
 from .urdf import load_urdf
 from .validate import ModelError
 
@@ -106,8 +112,36 @@ class ScriptedMotion:
         return control
 
 
-def load_scene(path: str):
-    """Build (Simulator, ScriptedMotion or None, duration [s]) from a scene YAML file."""
+@dataclasses.dataclass
+class TrajectoryMotion:
+    """Joint targets that make a robot's tool follow a recorded trajectory (IK solved once at load)."""
+
+    model: Model
+    robot: int
+    track: IKTrack
+    tool_link: int
+
+    def control(self, t: float) -> Control:
+        control = self.model.control()
+        lo = self.model.robot_dof_offset[self.robot]
+        q, qd = self.track.targets(t)
+        control.robot_q_target[lo:lo + len(q)] = q
+        control.robot_qd_target[lo:lo + len(q)] = qd
+        return control
+
+
+class Scene(NamedTuple):
+    """A loaded scene: the simulator, its scripted motion (or None), duration [s], F/T sensors, cables."""
+
+    simulator: Simulator
+    script: object
+    duration: float
+    sensors: list
+    cables: list
+
+
+def load_scene(path: str) -> Scene:
+    """Build a :class:`Scene` from a scene YAML file."""
     try:
         with open(path) as fh:
             data = yaml.safe_load(fh)
@@ -120,15 +154,21 @@ def load_scene(path: str):
     gravity = spec.vector("gravity", 3, [0.0, 0.0, -9.81])
     builder = ModelBuilder(gravity=gravity)
     robots = []
+    script = spec.sub("script") if "script" in spec.data else None
+    track = None
     for r in spec.items("robots"):
         urdf = r.get("urdf")
-        urdf_path = urdf if os.path.isabs(urdf) else os.path.join(PACKAGE_ROOT, urdf)
+        urdf_path = urdf if os.path.isabs(urdf) else packaged_file(urdf)
         art = load_urdf(urdf_path)
         n = art.dof_count
         q = r.vector("q", n)
+        name = str(r.get("name", f"robot{len(robots)}"))
+        if script is not None and "trajectory" in script.data and script.get("robot", None) == name:
+            track = _track(script, art, q, path)
+            q = track.q[0].copy()  # start on the trajectory, so welds made at load time hold at rest
         index = builder.add_articulation(art, q=q, drive_stiffness=r.vector("drive_stiffness", n),
                                          drive_damping=r.vector("drive_damping", n), mu=r.number("mu", 0.5))
-        robots.append((str(r.get("name", f"robot{index}")), art, q))
+        robots.append((name, art, q))
     for b in spec.items("bodies"):
         mass = b.number("mass")
         pos = b.vector("position", 3)
@@ -157,23 +197,92 @@ def load_scene(path: str):
                                           mu=mu)
         else:
             raise ModelError(f"{path}: {c.path}.type must be plane, box or cylinder, got {kind!r}")
+    cables = [_add_cable(builder, c, robots, path) for c in spec.items("cables")]
+    # rods need policy 2: their segments' tiny rotational inertia cannot carry explicit geometric terms
+    policy = contact.get("damping_policy", "geometric" if cables else "constant")
+    if policy not in ("constant", "geometric"):
+        raise ModelError(f"{path}: contact.damping_policy must be 'constant' or 'geometric', got {policy!r}")
     model = builder.finalize(virtual_node_gain=contact.number("virtual_node_gain", 1e5),
-                             contact_margin=contact.number("contact_margin", 0.005))
+                             contact_margin=contact.number("contact_margin", 0.005),
+                             damping_policy=DampingPolicy.GEOMETRIC if policy == "geometric" else DampingPolicy.CONSTANT,
+                             integration_theta=spec.number("integration_theta", 0.5))
+    sensors = [_load_sensor(model, s_, robots, path) for s_ in spec.items("sensors")]
     solver = spec.sub("solver")
     options = {k: v for k, v in solver.data.items() if k != "name"}
     simulator = Simulator(model, dt=spec.number("dt", 0.01), solver=solver.get("name", "cond"),
                           solver_options=options)
-    script = _load_script(spec, model, robots, path) if "script" in spec.data else None
-    return simulator, script, spec.number("duration", 5.0)
+    if track is not None:
+        r = [name for name, _, _ in robots].index(script.get("robot"))
+        motion = TrajectoryMotion(model, r, track, robots[r][1].link_index(script.get("tool_link")))
+    else:
+        motion = _load_script(spec, model, robots, path) if script is not None else None
+    return Scene(simulator, motion, spec.number("duration", 5.0), sensors, cables)
+
+
+def _robot(spec: _Spec, key: str, robots: list, path: str) -> int:
+    names = [name for name, _, _ in robots]
+    name = spec.get(key)
+    if name not in names:
+        raise ModelError(f"{path}: {spec._name(key)} {name!r} is not one of the robots {names}")
+    return names.index(name)
+
+
+def _track(script: _Spec, art, q0, path: str) -> IKTrack:
+    """IK of a recorded tool trajectory (``script.trajectory``, a csv path relative to the package)."""
+    rel = script.get("trajectory")
+    csv_path = rel if os.path.isabs(rel) else packaged_file(rel)
+    try:
+        tool = art.link_index(script.get("tool_link"))
+    except KeyError as exc:
+        raise ModelError(f"{path}: script.tool_link: {exc.args[0]}") from None
+    fixed = set(script.get("fixed_joints", []))
+    unknown = fixed - set(art.dof_name)
+    if unknown:
+        raise ModelError(f"{path}: script.fixed_joints: unknown joints {sorted(unknown)}")
+    dofs = np.array([i for i, name in enumerate(art.dof_name) if name not in fixed], np.int64)
+    kin = ArticulationKinematics(art)
+    return track_with_ik(ToolTrajectory.load(csv_path), kin, tool, q0, dofs)
+
+
+def _add_cable(builder: ModelBuilder, c: _Spec, robots: list, path: str) -> Rod:
+    """A Cosserat-rod cable (``rod``): straight from ``start`` to ``end`` (a point, or a robot link's origin),
+    its start welded to the world (``fixed_start``) and its end to the robot link (``grip``)."""
+    material = RodMaterial(radius=c.number("radius"), density=c.number("density"),
+                           youngs_modulus=c.number("youngs_modulus"), poisson_ratio=c.number("poisson_ratio"),
+                           mu=c.number("mu", 0.5), damping_time=c.number("damping_time", 1e-3))
+    start = c.vector("start", 3)
+    grip = c.sub("grip") if "grip" in c.data else None
+    if grip is not None:
+        r = _robot(grip, "robot", robots, path)
+        _, art, q = robots[r]
+        kin = ArticulationKinematics(art)
+        kin.update(q)
+        try:
+            link = art.link_index(grip.get("link"))
+        except KeyError as exc:
+            raise ModelError(f"{path}: {grip.path}.link: {exc.args[0]}") from None
+        end = kin.link_pose[link][:3, 3].copy()
+    else:
+        end = c.vector("end", 3)
+    rod = add_rod(builder, start, end, int(c.number("segments")), material, chain=int(c.number("chain", 0)),
+                  contact_skip_end=grip.number("length", 0.0) if grip is not None else 0.0)
+    if c.get("fixed_start", True):
+        clamp_rod_end(builder, rod, "start", world_point(start))
+    if grip is not None:
+        clamp_rod_end(builder, rod, "end", robot_link_point(r, link), stiffness_scale=grip.number("stiffness_scale",
+                                                                                                   1.0))
+    return rod
+
+
+def _load_sensor(model: Model, s: _Spec, robots: list, path: str) -> SimulatedFTSensor:
+    r = _robot(s, "robot", robots, path)
+    fields = {k: v for k, v in s.data.items() if k != "robot"}
+    return SimulatedFTSensor(model, spec_from_dict(fields, f"{path}: {s.path}"), r)
 
 
 def _load_script(spec: _Spec, model: Model, robots: list, path: str) -> ScriptedMotion:
     script = spec.sub("script")
-    names = [name for name, _, _ in robots]
-    robot_name = script.get("robot")
-    if robot_name not in names:
-        raise ModelError(f"{path}: script.robot {robot_name!r} is not one of the robots {names}")
-    r = names.index(robot_name)
+    r = _robot(script, "robot", robots, path)
     _, art, q = robots[r]
     kin = ArticulationKinematics(art)
     try:

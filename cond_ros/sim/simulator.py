@@ -39,12 +39,14 @@ class Simulator:
         self.state: State = model.state()
         self.control: Control = model.control()
         self.contacts: ContactSet | None = None
+        self.previous_state: State | None = None  # the state before the last step (sensors read the step)
 
     def reset(self, state: State | None = None) -> None:
         """Back to the model's initial state (or ``state``); clears warm starts."""
         self.state = (state or self.model.state()).copy()
         self.solver.reset()
         self.contacts = None
+        self.previous_state = None
 
     def _checked_control(self, control: Control) -> Control:
         m = self.model
@@ -73,6 +75,7 @@ class Simulator:
         for name in ("particle_q", "particle_qd", "body_q", "body_quat", "body_qd", "robot_q", "robot_qd"):
             if not np.all(np.isfinite(getattr(new_state, name))):
                 raise SimulationError(f"non-finite {name} at t = {new_state.time:.4f} s; the state was not updated")
+        self.previous_state = self.state
         self.state = new_state
         self.contacts = contacts
         return stats

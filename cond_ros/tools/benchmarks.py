@@ -6,6 +6,7 @@ DOF against DOF), never against wall-clock constants.
 """
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -141,7 +142,7 @@ def _scaling(quick, quiet) -> dict:
 def bench_panda_pick(quick=False, quiet=True) -> dict:
     """The Panda picks a box from a table and lifts it (``config/panda_pick.yaml``): cost and quality per step."""
     from .scenes import load_named_scene
-    sim, script, duration = load_named_scene("panda_pick")
+    sim, script, duration = load_named_scene("panda_pick")[:3]
     steps = int(round(duration / sim.dt))
     start_z = float(sim.state.body_q[0, 2])
     t0 = time.perf_counter()
@@ -155,7 +156,50 @@ def bench_panda_pick(quick=False, quiet=True) -> dict:
             "lift_mm": 1e3 * (float(sim.state.body_q[0, 2]) - start_z), "realtime_factor": steps * sim.dt / wall}
 
 
+def bench_panda_cable(quick=False, quiet=True, segments=None, steps=None, csv=None) -> dict:
+    """The cable-winding scene (``config/panda_cable.yaml``): per-step cost, convergence and penetration.
+
+    Runs the first ``steps`` steps (default: the whole 55 s; 200 with ``quick``) with ``segments`` cable
+    segments (default: the scene's 320) and writes the per-step CSV of ``cond-ros run`` to ``csv``.
+    """
+    import tempfile
+
+    import yaml
+
+    from .runner import run_scene
+    from .scenes import CONFIG_DIR, load_named_scene
+    path = os.path.join(CONFIG_DIR, "panda_cable.yaml")
+    if segments is not None:
+        with open(path) as fh:
+            data = yaml.safe_load(fh)
+        data["cables"][0]["segments"] = int(segments)
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
+            yaml.safe_dump(data, fh)
+            path = fh.name
+    scene = load_named_scene("panda_cable", path=path)
+    sim = scene.simulator
+    if steps is None:
+        steps = 200 if quick else int(round(scene.duration / sim.dt))
+    sim.step(scene.script.control(0.0))  # compile outside the timing, then start over
+    sim.reset()
+    for sensor in scene.sensors:
+        sensor.reset()
+    result = run_scene(scene, int(steps), progress=not quiet, desc=f"panda_cable N={scene.cables[0].segments}")
+    if csv is None:
+        csv = os.path.join(tempfile.gettempdir(), f"panda_cable_{scene.cables[0].segments}.csv")
+    result.write_csv(csv)
+    summary = result.summary()
+    return {"segments": scene.cables[0].segments, "dof": sim.model.dof_count, "steps": summary["steps"],
+            "dt_s": sim.dt, "dynamics_ms": summary["dynamics_ms"], "solver_ms": summary["solver_ms"],
+            "collision_ms": summary["collision_ms"], "iterations_mean": summary["iterations_mean"],
+            "iterations_max": summary["iterations_max"], "max_penetration_mm": summary["max_penetration_mm"],
+            "realtime_factor": summary["realtime_factor"], "csv": csv,
+            "tool_force_base_max_n": float(np.max(np.linalg.norm(np.column_stack(
+                [result.column(f"wrist_ft_tool_force_base_{a}") for a in ("fx", "fy", "fz")]), axis=1)))}
+
+
 BENCHMARKS = {
+    "panda_cable": bench_panda_cable,
     "panda_pick": bench_panda_pick,
     "box_sliding": bench_box_sliding,
     "chebyshev": bench_chebyshev,

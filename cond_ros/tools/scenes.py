@@ -8,7 +8,7 @@ import os
 import numpy as np
 
 from ..sim import DampingPolicy, Model, ModelBuilder, Simulator, box_inertia, particle
-from ..sim.scene import PACKAGE_ROOT, load_scene
+from ..sim.scene import PACKAGE_ROOT, Scene, load_scene
 
 BOX_HALF = 0.1  # Sec. V-B: 0.2 m cube
 BOX_MASS = 0.5  # [kg]
@@ -69,16 +69,18 @@ SCENES = sorted(set(BUILT_IN) | {f[:-5] for f in os.listdir(CONFIG_DIR) if f.end
                 if os.path.isdir(CONFIG_DIR) else set(BUILT_IN))
 
 
-def load_named_scene(name: str, *, dt=None, solver=None):
-    """(Simulator, scripted motion or None, duration [s]) of a built-in scene or ``config/NAME.yaml``.
+def load_named_scene(name: str, *, dt=None, solver=None, path=None) -> Scene:
+    """The :class:`~cond_ros.sim.scene.Scene` of a built-in scene or ``config/NAME.yaml`` (or ``path``).
 
     ``dt`` and ``solver`` override the scene's own when given.
     """
-    if name in BUILT_IN:
+    if name in BUILT_IN and path is None:
         make, duration = BUILT_IN[name]
-        return Simulator(make(), dt=0.01 if dt is None else dt, solver=solver or "cond"), None, duration
-    simulator, script, duration = load_scene(os.path.join(CONFIG_DIR, f"{name}.yaml"))
+        return Scene(Simulator(make(), dt=0.01 if dt is None else dt, solver=solver or "cond"), None, duration, [],
+                     [])
+    scene = load_scene(path or os.path.join(CONFIG_DIR, f"{name}.yaml"))
     if dt is not None or solver is not None:
-        simulator = Simulator(simulator.model, dt=simulator.dt if dt is None else dt,
-                              solver=solver or simulator.solver)
-    return simulator, script, duration
+        simulator = scene.simulator
+        scene = scene._replace(simulator=Simulator(simulator.model, dt=simulator.dt if dt is None else dt,
+                                                   solver=solver or simulator.solver))
+    return scene

@@ -45,7 +45,7 @@ def test_panda_pick_lifts_the_box():
 
 def test_good_scene_loads(tmp_path):
     """A minimal scene builds a simulator and a script with the arm's joints."""
-    simulator, script, duration = load_scene(write(tmp_path, GOOD))
+    simulator, script, duration = load_scene(write(tmp_path, GOOD))[:3]
     assert simulator.model.robot_dof_count == 8 and duration == pytest.approx(0.1)
     control = script.control(0.0)
     assert control.robot_q_target[7] == pytest.approx(0.04)

@@ -1,5 +1,8 @@
 """Simulated sensors: measurement models that turn true physical quantities into readings."""
+from .ft_sensor import SimulatedFTSensor
 from .measurement import (MEASURE_DIRECTIONS, SENSOR_FRAMES, FTReading, FTSensor, FTSensorSpec,
                           spec_from_dict)
 
-__all__ = ["FTReading", "FTSensor", "FTSensorSpec", "MEASURE_DIRECTIONS", "SENSOR_FRAMES", "spec_from_dict"]
+from .wrench import JointWrench, JointWrenchProbe
+
+__all__ = ["JointWrench", "JointWrenchProbe", "SimulatedFTSensor", "FTReading", "FTSensor", "FTSensorSpec", "MEASURE_DIRECTIONS", "SENSOR_FRAMES", "spec_from_dict"]

@@ -48,6 +48,7 @@ class SolverPenalty(SolverBase):
         gain = np.zeros((contacts.count, 3, 3))
         self._forces = np.zeros((contacts.count, 3))
         self._friction_gain = np.zeros(contacts.count)
+        self._h = model.integration_theta * dt
         for m in active:
             normal = contacts.frame[m, 0]
             vel = contacts.frame[m] @ jacobian_velocity(v_k, contacts.point_dof[m], contacts.point_size[m],
@@ -55,7 +56,7 @@ class SolverPenalty(SolverBase):
             f_n = -self.stiffness * contacts.gap[m]  # the v_n part is implicit in A
             c_t = contacts.friction[m, 0] * max(f_n - self.damping * vel[0], 0.0) / max(np.hypot(vel[1], vel[2]),
                                                                                        self.slip_velocity)
-            gain[m] = (0.5 * dt * self.stiffness + self.damping) * np.outer(normal, normal) \
+            gain[m] = (model.integration_theta * dt * self.stiffness + self.damping) * np.outer(normal, normal) \
                 + c_t * (np.eye(3) - np.outer(normal, normal))
             self._forces[m, 0] = f_n
             self._friction_gain[m] = c_t
@@ -74,6 +75,6 @@ class SolverPenalty(SolverBase):
         for m in np.flatnonzero(contacts.gap < 0.0):
             vel = contacts.frame[m] @ jacobian_velocity(v_hat, contacts.point_dof[m], contacts.point_size[m],
                                                         contacts.point_jac[m])
-            forces[m, 0] = forces[m, 0] - (0.5 * dt * self.stiffness + self.damping) * vel[0]
+            forces[m, 0] = forces[m, 0] - (self._h * self.stiffness + self.damping) * vel[0]
             forces[m, 1:] = -self._friction_gain[m] * vel[1:]
         return v_hat, forces, 1, 0.0

@@ -1,0 +1,147 @@
+"""The wrench a robot joint transmits during a step, from the step's solved impulses.
+
+For the subtree S below a joint (the child link and everything attached to it), Newton-Euler over the
+step reads  W_parent->S = dH_S/dt - W_ext,S,  with W_ext,S the external wrench on S: gravity, the
+contact forces the solver returned for contacts on S's links, and the forces the potentials of form (7)
+transmitted to S's links (a cable welded to the hand), each the step's impulse divided by dt. The
+momentum rate dH_S/dt is the change of S's linear and angular momentum between the start and the end
+of the step, i.e. what those same solved impulses did to S's velocities; it vanishes at rest.
+
+Everything is evaluated in the configuration at the start of the step, where the solver linearized
+the dynamics. Wrenches are (force [N], torque [N m] about a stated world point) in world coordinates.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ..articulation import ArticulationKinematics
+from ..contacts import ContactSet
+from ..model import Model, PointKind, State
+from ..potentials import PotentialEnds, potential_forces
+from ..validate import ModelError
+
+
+def subtree_links(articulation, link: int) -> np.ndarray:
+    """``link`` and all its descendants."""
+    inside = np.zeros(articulation.link_count, bool)
+    inside[link] = True
+    for child in range(articulation.link_count):  # parents precede children
+        parent = articulation.link_parent[child]
+        if parent >= 0 and inside[parent]:
+            inside[child] = True
+    return np.flatnonzero(inside)
+
+
+@dataclasses.dataclass
+class JointWrench:
+    """What one step transmitted through a joint, in world coordinates.
+
+    Attributes:
+        force, torque: the wrench the parent applied on the subtree [N, N m], torque about ``point``.
+        point: the reference point (the child link's frame origin) [m].
+        external_force, external_torque: the contact and potential forces on the subtree (no gravity,
+            no inertia), torque about ``point``: e.g. the force a cable exerts on the tool.
+        parent_pose, child_pose: world poses (4x4) of the two link frames.
+    """
+
+    force: np.ndarray
+    torque: np.ndarray
+    point: np.ndarray
+    external_force: np.ndarray
+    external_torque: np.ndarray
+    parent_pose: np.ndarray
+    child_pose: np.ndarray
+
+
+class JointWrenchProbe:
+    """Computes :class:`JointWrench` for the joint above ``child_link`` of robot ``robot``."""
+
+    def __init__(self, model: Model, robot: int, child_link: str):
+        if not (0 <= robot < len(model.robots)):
+            raise ModelError(f"ft_sensor: no robot {robot} (have {len(model.robots)})")
+        self.model = model
+        self.robot = robot
+        art = model.robots[robot]
+        if child_link not in art.link_name:
+            raise ModelError(f"ft_sensor: robot {robot} has no link {child_link!r}")
+        self.child = art.link_index(child_link)
+        self.parent = int(art.link_parent[self.child])
+        if self.parent < 0:
+            raise ModelError(f"ft_sensor: link {child_link!r} is the robot's root; it has no joint above it")
+        self.links = subtree_links(art, self.child)
+        self.in_subtree = np.zeros(art.link_count, bool)
+        self.in_subtree[self.links] = True
+        self.group = model.robot_group(robot)
+        self.lo, self.hi = model.robot_dof_offset[robot], model.robot_dof_offset[robot + 1]
+
+    def _momentum(self, kin: ArticulationKinematics, qd: np.ndarray):
+        """Linear momentum and angular momentum about the world origin of the subtree."""
+        art = kin.art
+        linear, angular = np.zeros(3), np.zeros(3)
+        for link in self.links:
+            pose = kin.link_pose[link]
+            com = pose[:3, :3] @ art.link_com[link] + pose[:3, 3]
+            jac = kin.jacobian(link, com)
+            v, w = jac[:3] @ qd, jac[3:] @ qd
+            inertia = pose[:3, :3] @ art.link_inertia[link] @ pose[:3, :3].T
+            p = art.link_mass[link] * v
+            linear += p
+            angular += np.cross(com, p) + inertia @ w
+        return linear, angular
+
+    def measure(self, state_start: State, state_end: State, contacts: ContactSet | None, dt: float) -> JointWrench:
+        """The wrench of the step that took ``state_start`` to ``state_end`` (``contacts`` hold its forces)."""
+        model, art = self.model, self.model.robots[self.robot]
+        q0, q1 = state_start.robot_q[self.lo:self.hi], state_end.robot_q[self.lo:self.hi]
+        kin0, kin1 = ArticulationKinematics(art), ArticulationKinematics(art)
+        kin0.update(q0)
+        kin1.update(q1)
+        point = kin0.link_pose[self.child][:3, 3].copy()
+        force_ext, torque_ext = np.zeros(3), np.zeros(3)  # about the world origin
+
+        def add(f, at, tau=None):
+            nonlocal force_ext, torque_ext
+            force_ext = force_ext + f
+            torque_ext = torque_ext + np.cross(at, f) + (tau if tau is not None else 0.0)
+
+        if contacts is not None and contacts.count and contacts.link is not None:
+            world = contacts.world_forces()  # on side a; side b gets the opposite
+            on_robot_a = contacts.point_group == self.group
+            for m in np.flatnonzero(on_robot_a & (contacts.link[:, 0] >= 0)):
+                if self.in_subtree[contacts.link[m, 0]]:
+                    add(world[m], contacts.position[m])
+            for m in np.flatnonzero(contacts.link[:, 1] >= 0):
+                if self.in_subtree[contacts.link[m, 1]] and self._side_b_on_robot(contacts, m):
+                    add(-world[m], contacts.position[m])
+        if model.potential_count:
+            on_links = (model.potential_kind == PointKind.ROBOT_LINK) & (model.potential_index == self.robot)
+            if np.any(on_links):
+                width = contacts.pattern.max_group_size if contacts is not None else max(6, art.dof_count)
+                ends = PotentialEnds(model, state_start, width)
+                theta = model.integration_theta
+                v_hat = theta * state_end.velocity() + (1.0 - theta) * state_start.velocity()
+                force, torque = potential_forces(model, ends, v_hat, dt)
+                for u, x in np.argwhere(on_links):
+                    if self.in_subtree[model.potential_link[u, x]]:
+                        add(force[u, x], ends.pos[u, x], torque[u, x])
+        gravity_force, gravity_torque = np.zeros(3), np.zeros(3)
+        for link in self.links:
+            pose = kin0.link_pose[link]
+            com = pose[:3, :3] @ art.link_com[link] + pose[:3, 3]
+            g = art.link_mass[link] * model.gravity
+            gravity_force += g
+            gravity_torque += np.cross(com, g)
+        p0, h0 = self._momentum(kin0, state_start.robot_qd[self.lo:self.hi])
+        p1, h1 = self._momentum(kin1, state_end.robot_qd[self.lo:self.hi])
+        force = (p1 - p0) / dt - force_ext - gravity_force
+        torque = (h1 - h0) / dt - torque_ext - gravity_torque
+        shift = lambda tau, f: tau - np.cross(point, f)  # noqa: E731 (about the origin -> about point)
+        return JointWrench(force, shift(torque, force), point, force_ext, shift(torque_ext, force_ext),
+                           kin0.link_pose[self.parent].copy(), kin0.link_pose[self.child].copy())
+
+    def _side_b_on_robot(self, contacts: ContactSet, m: int) -> bool:
+        """Side b of contact m is a virtual node on this robot (its owner group)."""
+        k = (contacts.dof_b[m] - self.model.dof_count) // 3
+        return 0 <= k < len(contacts.vn_group) and contacts.vn_group[k] == self.group
