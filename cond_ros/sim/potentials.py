@@ -209,8 +209,8 @@ def _add_rotational_geometric(ptype, stiffness, err, proj, pos, jac_lin, dof, si
             for c in range(3):
                 col = 0.0
                 for r in range(3):
-                    h = 0.5 * (f[r] * arm[c] + arm[r] * f[c]) - (fr if r == c else 0.0)
-                    col += abs(h)
+                    entry = 0.5 * (f[r] * arm[c] + arm[r] * f[c]) - (fr if r == c else 0.0)
+                    col += abs(entry)
                 diag[c] = col
         for c in range(3):
             data[base[3 + c] + 3 + c] += h * diag[c]

@@ -156,6 +156,29 @@ def perturbed(model, pq, bq, brot, dof, h):
     return pq, bq, brot
 
 
+def body_rotation_geometric(model, u, pq, bq, brot, diag):
+    """Adds the projected rotational geometric stiffness of potential u's body ends (isotropic gains)."""
+    d = end_position(model, u, 0, pq, bq, brot) - end_position(model, u, 1, pq, bq, brot)
+    k = model.potential_stiffness[u, 0]
+    if model.potential_type[u] == PotentialType.DISTANCE:
+        length = np.linalg.norm(d)
+        tension = k * (length - model.potential_rest_length[u]) * d / length
+    else:
+        tension = k * d
+    for x, sign in ((0, -1.0), (1, 1.0)):
+        if model.potential_kind[u, x] != PointKind.BODY:
+            continue
+        j = model.potential_index[u, x]
+        arm = brot[j] @ model.potential_local[u, x]
+        force = sign * tension
+
+        # exp([t]x) r = r + t x r + 1/2 t x (t x r) + O(t^3), and t x (t x r) = t (t . r) - r (t . t):
+        # g(t) = -f . p(t) has the Hessian -(f r^T + r f^T) / 2 + (f . r) I
+        hess = -0.5 * (np.outer(force, arm) + np.outer(arm, force)) + (force @ arm) * np.eye(3)
+        dof = model.body_dof_start + 6 * j + 3
+        diag[dof:dof + 3] += np.abs(hess).sum(axis=0)
+
+
 def geometric_diagonal(model, pq, bq, brot):
     """dt/2-free diagonal of the GEOMETRIC policy, written from the definition.
 
@@ -163,10 +186,13 @@ def geometric_diagonal(model, pq, bq, brot):
     of its non-world ends is S (x) G0 with G0 = (I - n n^T) / l and
     S = [[1, -1], [-1, 1]] (two ends) or [[1]] (one end). The geometric stiffness
     is k e times that; its SPD projection is the diagonal matrix of column
-    absolute sums, applied on the particle ends only.
+    absolute sums, applied on the particle ends. A body end adds the rotational
+    Hessian of -f . p(theta), p = c + exp([theta]x) r, with f the force on that end,
+    from the exponential series, projected the same way on its rotational DOFs.
     """
     diag = np.zeros(model.dof_count)
     for u in range(model.potential_count):
+        body_rotation_geometric(model, u, pq, bq, brot, diag)
         if model.potential_type[u] != PotentialType.DISTANCE:
             continue
         d = end_position(model, u, 0, pq, bq, brot) - end_position(model, u, 1, pq, bq, brot)
@@ -298,13 +324,14 @@ def test_assemble_matches_dense_construction(seed, policy):
 
 
 def test_geometric_policy_only_changes_particle_diagonal():
-    """GEOMETRIC - CONSTANT is a non-negative diagonal on particle DOFs only, equal to dt/2 of the projection."""
+    """GEOMETRIC - CONSTANT is a non-negative diagonal on particle and body rotation DOFs, dt/2 of the projection."""
     model_c, control = random_scene(5, DampingPolicy.CONSTANT)
     model_g, _ = random_scene(5, DampingPolicy.GEOMETRIC)
     diff = assembled(model_g, control)[1].matrix().toarray() - assembled(model_c, control)[1].matrix().toarray()
     off = diff - np.diag(np.diag(diff))
     assert np.max(np.abs(off)) == 0.0
-    assert np.all(np.diag(diff)[model_g.body_dof_start:] == 0.0)
+    body = np.arange(model_g.body_dof_start, model_g.dof_count).reshape(-1, 6)
+    assert np.all(np.diag(diff)[body[:, :3].ravel()] == 0.0)  # translations untouched
     assert np.all(np.diag(diff) >= 0.0)
     brot = body_rotations(model_g, model_g.body_quat)
     expected = 0.5 * DT * geometric_diagonal(model_g, model_g.particle_q, model_g.body_q, brot)

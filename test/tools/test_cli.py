@@ -3,6 +3,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from cond_ros import cli
@@ -64,3 +65,34 @@ def test_run_bad_input(capsys, argv, message):
     """Bad scene names and physical parameters are rejected with a message naming them."""
     assert cli.main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+def test_run_panda_cable_writes_the_per_step_columns(tmp_path, capsys):
+    out = tmp_path / "run.csv"
+    code, text = run_cli(capsys, "run", "panda_cable", "--headless", "--steps", "3", "--out", str(out), "--quiet")
+    assert code == 0, text
+    import csv
+    rows = list(csv.reader(out.open()))
+    header = rows[0]
+    for column in ("time_s", "iterations", "residual", "max_penetration_m", "dynamics_ms", "solver_ms",
+                   "q_panda_joint1", "tool_px", "tool_qw", "wrist_ft_fz", "wrist_ft_true_fz", "wrist_ft_base_fz",
+                   "wrist_ft_tool_force_base_fx"):
+        assert column in header
+    assert len(rows) == 4
+    # the tool starts on the recorded trajectory (row 0 of the packaged csv)
+    np.testing.assert_allclose([float(rows[1][header.index(c)]) for c in ("tool_px", "tool_py", "tool_pz")],
+                               [0.514, 0.197304, 0.100524], atol=2e-3)
+
+
+def test_bench_panda_cable_json_keys(capsys):
+    code, text = run_cli(capsys, "bench", "panda_cable", "--segments", "20", "--steps", "3", "--json")
+    assert code == 0
+    result = json.loads(text)
+    for key in ("steps", "dynamics_ms", "solver_ms", "iterations_mean", "max_penetration_mm", "realtime_factor", "csv"):
+        assert key in result
+    assert result["steps"] == 3 and result["segments"] == 20
+
+
+def test_bench_options_only_for_panda_cable(capsys):
+    assert cli.main(["bench", "chebyshev", "--segments", "3"]) == 2
+    assert "panda_cable only" in capsys.readouterr().err
