@@ -9,8 +9,9 @@ Typical use::
     stats = simulator.step()
 """
 from .articulation import Articulation, ArticulationKinematics, JointType
-from .builder import ModelBuilder, body_point, box_inertia, particle, sphere_inertia, world_point
+from .builder import ModelBuilder, body_point, box_inertia, particle, robot_link_point, sphere_inertia, world_point
 from .model import Control, DampingPolicy, Model, PointKind, PotentialType, State
+from .rod import Rod, RodMaterial, add_rod, add_rod_polyline, clamp_rod_end
 from .simulator import SimulationError, Simulator
 from .solvers import SOLVERS, SolverBase, SolverCOND, SolverPenalty, StepStats, make_solver
 from .urdf import load_urdf
@@ -20,5 +21,6 @@ __all__ = [
     "Articulation", "ArticulationKinematics", "JointType", "load_urdf",
     "Control", "DampingPolicy", "Model", "ModelBuilder", "ModelError", "PointKind", "PotentialType", "SOLVERS",
     "SimulationError", "Simulator", "SolverBase", "SolverCOND", "SolverPenalty", "State", "StepStats",
-    "body_point", "box_inertia", "make_solver", "particle", "sphere_inertia", "world_point",
+    "body_point", "box_inertia", "make_solver", "particle", "robot_link_point", "sphere_inertia", "world_point",
+    "Rod", "RodMaterial", "add_rod", "add_rod_polyline", "clamp_rod_end",
 ]

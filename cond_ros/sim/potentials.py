@@ -11,7 +11,8 @@ An end is a world point/frame, a particle, a point on a rigid body or a point on
 
 With the outer-product approximation the Jacobian of e is Je = de/dv at the start of the step (F held
 fixed), and the potential adds h Je^T K Je + Je^T C Je to A and -Je^T K e to b (C: damping, diagonal
-in F; h = theta dt, dt/2 for the paper's midpoint rule). The same Je gives the force the potential transmits during the step (:func:`potential_forces`).
+in F; h = theta dt, dt/2 for the paper's midpoint rule). The same Je gives the force the potential
+transmits during the step (:func:`potential_forces`).
 """
 from __future__ import annotations
 
@@ -260,8 +261,8 @@ def assemble_model_potentials(model: Model, pattern, state: State, dt: float, da
         assemble_potentials(model.potential_type, model.potential_stiffness, model.potential_rest_length,
                             model.potential_damping, model.potential_rest_rotation,
                             model.damping_policy == DampingPolicy.GEOMETRIC, pattern.potential_pairs, ends.pos,
-                            ends.rot, ends.jac_lin, ends.jac_ang, ends.dof, ends.size, model.integration_theta * dt, pattern.block_slot, data,
-                            b)
+                            ends.rot, ends.jac_lin, ends.jac_ang, ends.dof, ends.size, model.integration_theta * dt,
+                            pattern.block_slot, data, b)
     return ends
 
 

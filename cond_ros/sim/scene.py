@@ -204,7 +204,8 @@ def load_scene(path: str) -> Scene:
         raise ModelError(f"{path}: contact.damping_policy must be 'constant' or 'geometric', got {policy!r}")
     model = builder.finalize(virtual_node_gain=contact.number("virtual_node_gain", 1e5),
                              contact_margin=contact.number("contact_margin", 0.005),
-                             damping_policy=DampingPolicy.GEOMETRIC if policy == "geometric" else DampingPolicy.CONSTANT,
+                             damping_policy=(DampingPolicy.GEOMETRIC if policy == "geometric"
+                                             else DampingPolicy.CONSTANT),
                              integration_theta=spec.number("integration_theta", 0.5))
     sensors = [_load_sensor(model, s_, robots, path) for s_ in spec.items("sensors")]
     solver = spec.sub("solver")

@@ -65,3 +65,34 @@ def test_malformed_scene_names_the_key(tmp_path, old, new, message):
     """Each malformed entry raises ModelError naming the key path (and nothing is simulated)."""
     with pytest.raises(ModelError, match=message):
         load_scene(write(tmp_path, GOOD.replace(old, new)))
+
+
+CABLE = GOOD + """
+cables:
+  - {segments: 10, radius: 0.002, density: 1259.0, youngs_modulus: 1.0e+6, poisson_ratio: 0.4,
+     start: [0.4, -0.2, 0.3], grip: {robot: arm, link: panda_tcp, length: 0.01}}
+sensors:
+  - {name: wrist, robot: arm, parent_link: ft_sensor_link, child_link: panda_hand}
+"""
+
+
+def test_cable_scene_welds_the_cable_to_the_tool(tmp_path):
+    scene = load_scene(write(tmp_path, CABLE))
+    (rod,) = scene.cables
+    model = scene.simulator.model
+    assert rod.segments == 10 and model.body_count == 10
+    assert len(scene.sensors) == 1 and scene.sensors[0].spec.name == "wrist"
+    assert model.damping_policy == 1  # geometric by default with cables
+
+
+@pytest.mark.parametrize("old,new,message", [
+    ("segments: 10", "segments: 1", "segments"),
+    ("poisson_ratio: 0.4", "poisson_ratio: 0.5", "poisson_ratio"),
+    ("link: panda_tcp, length", "link: nope, length", "no link 'nope'"),
+    ("grip: {robot: arm", "grip: {robot: hand", "grip.robot 'hand'"),
+    ("child_link: panda_hand}", "child_link: panda_hand, frame: world}", "frame"),
+    ("parent_link: ft_sensor_link", "parent_link: panda_link7", "the parent of 'panda_hand' is 'ft_sensor_link'"),
+])
+def test_malformed_cable_or_sensor_names_the_key(tmp_path, old, new, message):
+    with pytest.raises(ModelError, match=message):
+        load_scene(write(tmp_path, CABLE.replace(old, new)))
