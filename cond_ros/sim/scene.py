@@ -114,12 +114,17 @@ class ScriptedMotion:
 
 @dataclasses.dataclass
 class TrajectoryMotion:
-    """Joint targets that make a robot's tool follow a recorded trajectory (IK solved once at load)."""
+    """Joint targets that make a robot's tool follow a recorded trajectory (IK solved once at load).
+
+    With ``gravity_compensation`` the joint efforts carry g(q_target) as feed-forward, as a Panda's own
+    controller does; without it the PD drives sag by K_p^-1 g(q) (8 mm at the tool in panda_cable).
+    """
 
     model: Model
     robot: int
     track: IKTrack
     tool_link: int
+    gravity_compensation: bool = True
 
     def control(self, t: float) -> Control:
         control = self.model.control()
@@ -127,6 +132,10 @@ class TrajectoryMotion:
         q, qd = self.track.targets(t)
         control.robot_q_target[lo:lo + len(q)] = q
         control.robot_qd_target[lo:lo + len(q)] = qd
+        if self.gravity_compensation:
+            kin = ArticulationKinematics(self.model.robots[self.robot])
+            kin.update(q)
+            control.robot_effort[lo:lo + len(q)] = kin.bias_forces(np.zeros(len(q)), self.model.gravity)
         return control
 
 
@@ -214,7 +223,8 @@ def load_scene(path: str) -> Scene:
                           solver_options=options)
     if track is not None:
         r = [name for name, _, _ in robots].index(script.get("robot"))
-        motion = TrajectoryMotion(model, r, track, robots[r][1].link_index(script.get("tool_link")))
+        motion = TrajectoryMotion(model, r, track, robots[r][1].link_index(script.get("tool_link")),
+                                  bool(script.get("gravity_compensation", True)))
     else:
         motion = _load_script(spec, model, robots, path) if script is not None else None
     return Scene(simulator, motion, spec.number("duration", 5.0), sensors, cables)
