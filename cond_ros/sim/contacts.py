@@ -20,8 +20,8 @@ paper's form J_c v_hat + phi with the offset phi = -(J_c v_k + [L, 0, 0]) / 2 (g
 -((1 - theta) J_c v_k + theta [L, 0, 0]) for ``Model.integration_theta``),
 where L holds the penetration compensation and restitution:
 
-- gap g > 0 (speculative): L = min(0, -g / dt - (1 - theta) a_n): approach no faster than the next step can
-  still stop inelastically (u_{k+1} dt / 2 <= g_{k+1}), so an approaching node slows down over the
+- gap g > 0 (speculative): L = min(0, -g / dt - (1 - theta) a_n): approach no faster than the next
+  step can still stop inelastically (u_{k+1} (1 - theta) dt <= g_{k+1}), so an approaching node slows down over the
   last steps and touches without penetrating or bouncing (the exact-landing bound -2 g / dt - a_n
   would let it arrive at speed and sink u dt / 2 in the step after);
 - g <= 0: L = max(-beta g / dt, -e a_n), i.e. push out a fraction beta of the
@@ -118,8 +118,8 @@ def forces_to_world(frame: np.ndarray, force: np.ndarray) -> np.ndarray:
 
 
 @kernel
-def contact_offsets(frame, owner_dof_a, size_a, jac_a, owner_dof_b, size_b, jac_b, v_k, gap, dt, theta, restitution,
-                    recovery, out):
+def contact_offsets(frame, owner_dof_a, size_a, jac_a, owner_dof_b, size_b, jac_b, v_k, gap, dt, theta,
+                    restitution, recovery, out):
     """phi of every contact from the start-of-step velocity v_k (see module docstring).
 
     Nodes are given by their owner (first DOF in v_k, DOF count, point Jacobian); owner_dof_b = -1
