@@ -97,14 +97,14 @@ class Rod:
         bodies: the segments' body indices, from the start to the end, (segments,).
         contact_points: the node contact point of each segment (-1 where contact is off), (segments,).
         joints: (coupling, rotation) potential indices of each inner joint, (segments - 1, 2).
-        segment_length: mean segment length [m]. material: the :class:`RodMaterial`.
+        segment_lengths: each segment's length [m], (segments,). material: the :class:`RodMaterial`.
         start, end: end points at rest [m]. rotation: the first segment's rest orientation (local z along the rod).
     """
 
     bodies: np.ndarray
     contact_points: np.ndarray
     joints: np.ndarray
-    segment_length: float
+    segment_lengths: np.ndarray
     material: RodMaterial
     start: np.ndarray
     end: np.ndarray
@@ -115,17 +115,25 @@ class Rod:
         return len(self.bodies)
 
     @property
+    def segment_length(self) -> float:
+        """Mean segment length [m]."""
+        return float(np.mean(self.segment_lengths))
+
+    @property
     def mass(self) -> float:
-        return self.material.line_density * self.segment_length * self.segments
+        return self.material.line_density * float(np.sum(self.segment_lengths))
+
+    def end_segment(self, which: str) -> int:
+        """Index (along the rod) of the segment at its start or end."""
+        if which not in ("start", "end"):
+            raise V.ModelError(f"rod end: expected 'start' or 'end', got {which!r}")
+        return 0 if which == "start" else self.segments - 1
 
     def end_anchor(self, which: str) -> Anchor:
         """The rod's start or end point as a potential anchor on its first or last segment."""
-        half = 0.5 * self.segment_length  # resampled rods have equal segments
-        if which == "start":
-            return body_point(int(self.bodies[0]), (0.0, 0.0, -half))
-        if which == "end":
-            return body_point(int(self.bodies[-1]), (0.0, 0.0, half))
-        raise V.ModelError(f"rod end: expected 'start' or 'end', got {which!r}")
+        k = self.end_segment(which)
+        half = 0.5 * self.segment_lengths[k]
+        return body_point(int(self.bodies[k]), (0.0, 0.0, -half if which == "start" else half))
 
 
 def _matrix_to_quat(rot: np.ndarray) -> np.ndarray:
@@ -218,7 +226,7 @@ def add_rod_polyline(builder: ModelBuilder, points, segment_length, material: Ro
                                           damping=material.damping_time * angular),
         ))
     return Rod(np.array(bodies, np.int64), np.array(contact_points, np.int64),
-               np.array(joints, np.int64).reshape(-1, 2), float(length / n), material, pts[0].copy(),
+               np.array(joints, np.int64).reshape(-1, 2), seg_lengths, material, pts[0].copy(),
                pts[-1].copy(), frames[0].copy())
 
 
@@ -230,9 +238,9 @@ def clamp_rod_end(builder: ModelBuilder, rod: Rod, which: str, anchor: Anchor, *
     (coupling, rotation) potential indices.
     """
     scale = V.positive("clamp.stiffness_scale", stiffness_scale)
-    linear, angular = rod.material.joint_gains(rod.segment_length)
-    linear, angular = scale * linear, scale * angular
     end = rod.end_anchor(which)
+    linear, angular = rod.material.joint_gains(rod.segment_lengths[rod.end_segment(which)])
+    linear, angular = scale * linear, scale * angular
     damping = rod.material.damping_time
     frame = world_point((0.0, 0.0, 0.0)) if anchor.kind == PointKind.WORLD else anchor._replace(local=(0.0, 0.0, 0.0))
     return (builder.add_coupling(end, anchor, stiffness=linear, damping=damping * linear),
