@@ -20,7 +20,7 @@ import numpy as np
 
 from .jit import kernel
 from .model import DampingPolicy, Model, PointKind, PotentialType, State
-from .rigid import quat_to_matrix, rotation_log
+from .rigid import point_jacobian, quat_to_matrix, rotation_log
 from .robot_dynamics import robot_kinematics
 
 
@@ -87,15 +87,9 @@ def free_end_kinematics(kind, index, local, particle_q, body_q, body_quat, body_
                 arm = r @ local[u, x]
                 pos[u, x] = body_q[i] + arm
                 rot[u, x] = r
+                jac_lin[u, x, :, :6] = point_jacobian(6, arm)
                 for e in range(3):
-                    jac_lin[u, x, e, e] = 1.0
                     jac_ang[u, x, e, 3 + e] = 1.0
-                jac_lin[u, x, 0, 4] = arm[2]
-                jac_lin[u, x, 0, 5] = -arm[1]
-                jac_lin[u, x, 1, 3] = -arm[2]
-                jac_lin[u, x, 1, 5] = arm[0]
-                jac_lin[u, x, 2, 3] = arm[1]
-                jac_lin[u, x, 2, 4] = -arm[0]
                 dof[u, x] = body_dof_start + 6 * i
                 size[u, x] = 6
 
