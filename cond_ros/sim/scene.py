@@ -126,6 +126,9 @@ class TrajectoryMotion:
     tool_link: int
     gravity_compensation: bool = True
 
+    def __post_init__(self):
+        self._kinematics = ArticulationKinematics(self.model.robots[self.robot])
+
     def control(self, t: float) -> Control:
         control = self.model.control()
         lo = self.model.robot_dof_offset[self.robot]
@@ -133,9 +136,8 @@ class TrajectoryMotion:
         control.robot_q_target[lo:lo + len(q)] = q
         control.robot_qd_target[lo:lo + len(q)] = qd
         if self.gravity_compensation:
-            kin = ArticulationKinematics(self.model.robots[self.robot])
-            kin.update(q)
-            control.robot_effort[lo:lo + len(q)] = kin.bias_forces(np.zeros(len(q)), self.model.gravity)
+            self._kinematics.update(q)
+            control.robot_effort[lo:lo + len(q)] = self._kinematics.bias_forces(np.zeros(len(q)), self.model.gravity)
         return control
 
 
