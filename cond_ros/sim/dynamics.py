@@ -25,12 +25,16 @@ from .rigid import quat_to_matrix
 from .robot_dynamics import assemble_robots
 
 
+GROUP_PARTICLE, GROUP_BODY, GROUP_ROBOT = 0, 1, 2
+
+
 @dataclasses.dataclass(frozen=True)
 class SystemPattern:
     """CSR pattern of A_o and where each dense block starts in ``data``.
 
     Attributes:
         group_dof, group_size: first DOF and size (3 or 6) of each DOF group, shape (group_count,).
+        group_kind: GROUP_PARTICLE, GROUP_BODY or GROUP_ROBOT per group, shape (group_count,).
         indptr, indices: CSR pattern of A_o.
         block_slot: data index of a block's first column in each of its rows, shape (pair_count, max size).
         diag_pair: pair id of each group's diagonal block, shape (group_count,).
@@ -39,6 +43,7 @@ class SystemPattern:
 
     group_dof: np.ndarray
     group_size: np.ndarray
+    group_kind: np.ndarray
     indptr: np.ndarray
     indices: np.ndarray
     block_slot: np.ndarray
@@ -100,7 +105,9 @@ def build_pattern(model: Model) -> SystemPattern:
             if g >= 0 and h >= 0:
                 pot_pairs[u, k] = pair_id[(int(g), int(h))]
     diag = np.array([pair_id[(g, g)] for g in range(n_groups)], dtype=np.int64)
-    return SystemPattern(dof, size, indptr, indices, block_slot, diag, pot_pairs)
+    kind = np.repeat(np.array([GROUP_PARTICLE, GROUP_BODY, GROUP_ROBOT], np.int64),
+                     [model.particle_count, model.body_count, len(model.robots)])
+    return SystemPattern(dof, size, kind, indptr, indices, block_slot, diag, pot_pairs)
 
 
 @dataclasses.dataclass

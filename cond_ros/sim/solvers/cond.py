@@ -11,14 +11,16 @@ from ..contacts import ContactSet, forces_to_world
 from ..dynamics import LinearSystem, virtual_node_jacobian
 from ..validate import ModelError, non_negative, positive, scalar
 from .base import SolverBase
-from .cond_kernels import (WEIGHTS_BB1, WEIGHTS_BB2, WEIGHTS_BB_ALTERNATING, WEIGHTS_FROBENIUS,
-                           contact_velocities, frobenius_terms, frobenius_weights, owner_force_warm_start,
-                           velocity_fixed_point)
+from .cond_kernels import contact_velocities, owner_force_warm_start, velocity_fixed_point
 from .friction_cone import PROJECTION_PROXIMAL, PROJECTION_STRICT, project_cone
+from .weights import (BLOCK_LARGEST_EIGENVALUE, POWER_ITERATIONS, WEIGHTS_BB1, WEIGHTS_BB2, WEIGHTS_BB_ALTERNATING,
+                      WEIGHTS_BLOCK, WEIGHTS_FROBENIUS, block_layout, block_weights, frobenius_terms,
+                      frobenius_weights, largest_eigenvalue)
 
 PROJECTIONS = {"strict": PROJECTION_STRICT, "proximal": PROJECTION_PROXIMAL}
 WEIGHTS = {"frobenius": WEIGHTS_FROBENIUS, "bb1": WEIGHTS_BB1, "bb2": WEIGHTS_BB2,
-           "bb": WEIGHTS_BB_ALTERNATING}
+           "bb": WEIGHTS_BB_ALTERNATING, "block": WEIGHTS_BLOCK}
+NO_BLOCKS = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(1, np.int64), np.zeros(0))
 
 
 class SolverCOND(SolverBase):
@@ -34,10 +36,11 @@ class SolverCOND(SolverBase):
         projection: "strict" (exact Signorini-Coulomb (11); anisotropic cones by
             numeric ellipse projection, Prop. 6) or "proximal" (the convex CCP
             relaxation (28)/(36), isotropic only).
-        weights: W of Sec. IV-C: "frobenius" (IV-C1), or Barzilai-Borwein
-            "bb1", "bb2" or "bb" (alternating) (IV-C2).
-        frobenius_reuse_steps: keep a Frobenius W for this many steps while the
-            set of virtual nodes is unchanged (the W only affects convergence speed).
+        weights: W of Sec. IV-C: "frobenius" (IV-C1), Barzilai-Borwein "bb1", "bb2" or "bb"
+            (alternating) (IV-C2), or "block" (inverse diagonal blocks, scaled; not in the paper, for
+            rods and robots whose rows are far from diagonally dominant: see ``weights.py``).
+        frobenius_reuse_steps: keep a Frobenius or block W for this many steps while the
+            set of contact and virtual nodes is unchanged (the W only affects convergence speed).
         chebyshev: Chebyshev acceleration (Alg. 3).
         chebyshev_start: l_s, the iteration at which acceleration begins.
         under_relaxation: u in (0, 1], applied with Chebyshev.
@@ -85,20 +88,43 @@ class SolverCOND(SolverBase):
         self._w_cache = None  # (key, age, w over original rows + virtual rows)
         self._previous_forces = (np.zeros(0, np.int64), np.zeros((0, 3)))  # (sorted contact keys, world forces)
 
-    def _weight_vector(self, system: LinearSystem, contacts: ContactSet) -> np.ndarray:
+    def _weights(self, system: LinearSystem, contacts: ContactSet):
+        """W as (diagonal, (block_dof, block_size, block_ptr, block_data)); cached for reuse."""
         key = (system.dof_count, system.vn_dof.tobytes(), contacts.dof_a.tobytes(), contacts.dof_b.tobytes())
         cache = self._w_cache
         if cache is not None and cache[0] == key and cache[1] < self.frobenius_reuse_steps:
             self._w_cache = (key, cache[1] + 1, cache[2])
             return cache[2]
-        diag = np.empty(system.size)
-        norm2 = np.empty(system.size)
-        frobenius_terms(system.indptr, system.indices, system.data, system.vn_dof, system.vn_size, system.vn_jac,
-                        system.virtual_node_gain, diag, norm2)
         w = np.empty(system.size)
-        frobenius_weights(diag, norm2, contacts.dof_a, contacts.dof_b, w)
-        self._w_cache = (key, 1, w)
-        return w
+        if self.weights == "block":
+            weights = self._block_weights(system, contacts, w)
+        else:
+            diag = np.empty(system.size)
+            norm2 = np.empty(system.size)
+            frobenius_terms(system.indptr, system.indices, system.data, system.vn_dof, system.vn_size,
+                            system.vn_jac, system.virtual_node_gain, diag, norm2)
+            frobenius_weights(diag, norm2, contacts.dof_a, contacts.dof_b, w)
+            weights = (w, NO_BLOCKS)
+        self._w_cache = (key, 1, weights)
+        return weights
+
+    def _block_weights(self, system: LinearSystem, contacts: ContactSet, w: np.ndarray):
+        pattern = contacts.pattern
+        node = np.zeros(system.dof_count + 1, bool)
+        for ends in (contacts.dof_a, contacts.dof_b):
+            node[ends[(ends >= 0) & (ends < system.dof_count)]] = True
+        blocks = block_layout(pattern.group_dof, pattern.group_size, pattern.group_kind, node)
+        block_data = np.empty(blocks[2][-1])
+        block_weights(system.indptr, system.indices, system.data, system.virtual_node_gain, system.vn_count,
+                      contacts.dof_a, contacts.dof_b, *blocks, w, block_data)
+        largest = largest_eigenvalue(system.indptr, system.indices, system.data, system.vn_dof, system.vn_size,
+                                     system.vn_jac, system.virtual_node_gain, w, *blocks, block_data,
+                                     POWER_ITERATIONS)
+        # power iteration approaches the largest eigenvalue from below: keep a margin
+        alpha = min(1.0, BLOCK_LARGEST_EIGENVALUE / (1.05 * largest))
+        w *= alpha
+        block_data *= alpha
+        return w, (*blocks, block_data)
 
     def _warm_start_owners(self, system: LinearSystem, contacts: ContactSet, v: np.ndarray) -> None:
         """Apply :func:`owner_force_warm_start` with the previous forces of contacts seen again."""
@@ -143,14 +169,15 @@ class SolverCOND(SolverBase):
             raise ModelError("SolverCOND: anisotropic friction needs projection='strict' (Prop. 6); "
                              "the proximal operator is implemented for isotropic cones only")
         v = self.initial_guess(system)
-        w = self._weight_vector(system, contacts)
+        w, blocks = self._weights(system, contacts)
         force = np.zeros((contacts.count, 3))
         if self.force_warm_start and system.vn_count:
             self._warm_start_owners(system, contacts, v)
         iterations, residual = velocity_fixed_point(
             system.indptr, system.indices, system.data, system.rhs(), system.vn_dof, system.vn_size, system.vn_jac,
             system.virtual_node_gain, contacts.group_start(), contacts.dof_a, contacts.dof_b, contacts.frame,
-            contacts.friction, contacts.offset, self.regularization, PROJECTIONS[self.projection], w, WEIGHTS[self.weights],
+            contacts.friction, contacts.offset, self.regularization, PROJECTIONS[self.projection], w, *blocks,
+            WEIGHTS[self.weights],
             self.chebyshev, self.chebyshev_start, self.under_relaxation, self.tolerance, self.max_iterations,
             v, force)
         self._v_hat = v[:system.dof_count].copy()

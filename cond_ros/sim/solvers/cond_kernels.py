@@ -10,53 +10,9 @@ from numba import prange
 from ..dynamics import add_jacobian_force, augmented_matvec, jacobian_velocity
 from ..jit import kernel, parallel_kernel
 from .friction_cone import project_cone
+from .weights import WEIGHTS_BB1, WEIGHTS_BB_ALTERNATING, WEIGHTS_BLOCK, WEIGHTS_FROBENIUS, apply_block_weights
 
-WEIGHTS_FROBENIUS = 0
-WEIGHTS_BB1 = 1
-WEIGHTS_BB2 = 2
-WEIGHTS_BB_ALTERNATING = 3
 LOCAL_SWEEPS = 8  # Gauss-Seidel sweeps for a node with several contacts (a particle in a crease)
-
-
-@kernel
-def frobenius_terms(indptr, indices, data, vn_dof, vn_size, vn_jac, kv, diag, row_norm2):
-    """a_ii and ||A_i*||^2 of every row of the augmented A (eq. 15), for IV-C1."""
-    n_o = indptr.shape[0] - 1
-    for i in range(n_o):
-        d = 0.0
-        s = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
-            s += data[p] * data[p]
-            if indices[p] == i:
-                d = data[p]
-        diag[i] = d
-        row_norm2[i] = s
-    for k in range(vn_dof.shape[0]):
-        dof = vn_dof[k]
-        jac = vn_jac[k]
-        base = n_o + 3 * k
-        # squared entries of J_v: its rows are the virtual rows' -k_v J_v, its columns the owner's -k_v J_v^T
-        for e in range(3):
-            acc = 0.0
-            for r in range(vn_size[k]):
-                acc += jac[e, r] * jac[e, r]
-                row_norm2[dof + r] += kv * kv * jac[e, r] * jac[e, r]
-            diag[base + e] = kv
-            row_norm2[base + e] = kv * kv * (1.0 + acc)
-
-
-@kernel
-def frobenius_weights(diag, row_norm2, dof_a, dof_b, w):
-    """w_ii = a_ii / ||A_i*||^2, with one shared w_bar per contact node (Prop. 3, IV-C1)."""
-    for i in range(w.shape[0]):
-        w[i] = diag[i] / row_norm2[i]
-    for m in range(dof_a.shape[0]):
-        for node in (dof_a[m], dof_b[m]):
-            if node < 0:
-                continue
-            num = diag[node] + diag[node + 1] + diag[node + 2]
-            den = row_norm2[node] + row_norm2[node + 1] + row_norm2[node + 2]
-            w[node] = w[node + 1] = w[node + 2] = num / den
 
 
 @kernel
@@ -193,11 +149,12 @@ def _dot(x, y):
 @kernel
 def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_jac, kv, group_start, dof_a, dof_b, frame,
                          friction,
-                         offset, regularization, projection, weights, weight_mode, chebyshev, chebyshev_start,
-                         under_relaxation, tolerance, max_iterations, v, force):
+                         offset, regularization, projection, weights, block_dof, block_size, block_ptr, block_data,
+                         weight_mode, chebyshev, chebyshev_start, under_relaxation, tolerance, max_iterations, v, force):
     """COND's V-FPI (Alg. 1, with Alg. 3 when ``chebyshev``), in place on the warm-started ``v``.
 
-    ``weights`` is the Frobenius W (also the source of the Barzilai-Borwein start step).
+    W is ``weights`` on the diagonal plus the dense blocks ``block_*`` (empty unless WEIGHTS_BLOCK,
+    see ``weights.py``); the diagonal is also the source of the Barzilai-Borwein start step.
     Returns (iterations, final residual theta).
     """
     n = v.shape[0]
@@ -213,6 +170,7 @@ def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_jac, kv, 
     v_next = np.empty(n)
     diff = np.empty(n)
     v_plain = np.empty(n)
+    step = np.empty(n)
     nu = 1.0
     rho = 0.0
     theta = np.inf
@@ -220,7 +178,7 @@ def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_jac, kv, 
     iterations = 0
     for it in range(max_iterations):
         iterations = it + 1
-        if weight_mode != WEIGHTS_FROBENIUS:
+        if weight_mode != WEIGHTS_FROBENIUS and weight_mode != WEIGHTS_BLOCK:
             if it > 0:
                 diff[:] = v - v_prev
                 z = av - av_prev
@@ -229,8 +187,11 @@ def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_jac, kv, 
                     use_bb1 = weight_mode == WEIGHTS_BB1 or (weight_mode == WEIGHTS_BB_ALTERNATING and it % 2 == 1)
                     alpha = _dot(diff, diff) / sz if use_bb1 else sz / _dot(z, z)
             w[:] = alpha
+        for i in range(n):
+            diff[i] = av[i] - b[i]
+        apply_block_weights(w, block_dof, block_size, block_ptr, block_data, diff, step)
         for i in range(n):  # (20)
-            v_star[i] = v[i] - w[i] * (av[i] - b[i])
+            v_star[i] = v[i] - step[i]
         v_next[:] = v_star
         solve_surrogate_contacts(group_start, dof_a, dof_b, frame, friction, offset, regularization, projection,
                                  LOCAL_SWEEPS, w, v_star, v_next, force)

@@ -394,11 +394,11 @@ def test_inverse_contact_forces_needs_regularization():
 # --------------------------------------------------------------------------- 5. step-size strategies
 @pytest.mark.parametrize("seed", range(4))
 def test_weight_strategies_reach_the_same_proximal_solution(seed):
-    """Frobenius (IV-C1) and Barzilai-Borwein bb1, bb2, alternating bb (IV-C2) weights only change the
+    """Frobenius (IV-C1), Barzilai-Borwein bb1, bb2, alternating bb (IV-C2) and block weights only change the
     path: all converge to the CCP solution (clarabel)."""
     system, contacts = nodal_problem(600 + seed)
     lam, _ = ccp_reference(system, contacts)
-    for weights in ("frobenius", "bb1", "bb2", "bb"):
+    for weights in ("frobenius", "bb1", "bb2", "bb", "block"):
         for chebyshev in (False, True):
             _, force, iterations, residual = solve(system, contacts, projection="proximal", weights=weights,
                                                    chebyshev=chebyshev, **TIGHT)
@@ -416,7 +416,7 @@ def test_frobenius_weights_match_dense_formula():
     for node in np.concatenate([contacts.dof_a, contacts.dof_b[contacts.dof_b >= 0]]):
         rows = slice(node, node + 3)
         want[rows] = np.trace(a[rows, rows]) / np.sum(a[rows] ** 2)
-    got = SolverCOND()._weight_vector(system, contacts)
+    got, _ = SolverCOND()._weights(system, contacts)
     np.testing.assert_allclose(got, want, rtol=WEIGHT_TOL, atol=0)
 
 
