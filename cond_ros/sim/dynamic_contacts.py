@@ -114,21 +114,35 @@ def detect_dynamic_contacts(model: Model, state: State, kinematics: list, points
 
 @kernel
 def _node_pairs(pos, radius, vel, chain, arc, candidates, margin, dt, arc_factor):
-    """(i, j) of node pairs within reach, i < j, excluding near neighbours along a chain."""
-    out = []
+    """(i, j) of node pairs within reach, i < j, excluding near neighbours along a chain; shape (pairs, 2).
+
+    Scalar arithmetic only: a temporary array per candidate pair (N^2 / 2 of them) cost 3 ms at 320 nodes.
+    """
+    out = np.empty((16, 2), np.int64)
+    count = 0
     for ci in range(candidates.shape[0]):
         i = candidates[ci]
         for cj in range(ci + 1, candidates.shape[0]):
             j = candidates[cj]
             if chain[i] >= 0 and chain[i] == chain[j] and abs(arc[i] - arc[j]) <= arc_factor * (radius[i] + radius[j]):
                 continue
-            d = pos[i] - pos[j]
-            dist = np.sqrt(d[0] ** 2 + d[1] ** 2 + d[2] ** 2)
-            rel = vel[i] - vel[j]
-            speed = np.sqrt(rel[0] ** 2 + rel[1] ** 2 + rel[2] ** 2)
+            dx = pos[i, 0] - pos[j, 0]
+            dy = pos[i, 1] - pos[j, 1]
+            dz = pos[i, 2] - pos[j, 2]
+            dist = np.sqrt(dx * dx + dy * dy + dz * dz)
+            ux = vel[i, 0] - vel[j, 0]
+            uy = vel[i, 1] - vel[j, 1]
+            uz = vel[i, 2] - vel[j, 2]
+            speed = np.sqrt(ux * ux + uy * uy + uz * uz)
             if dist - radius[i] - radius[j] < margin + 2.0 * dt * speed and dist > 1e-12:
-                out.append((i, j))
-    return out
+                if count == out.shape[0]:
+                    grown = np.empty((2 * count, 2), np.int64)
+                    grown[:count] = out
+                    out = grown
+                out[count, 0] = i
+                out[count, 1] = j
+                count += 1
+    return out[:count].copy()
 
 
 def detect_node_pairs(model: Model, pos, radius, vel, node, chain, arc, dt: float):
