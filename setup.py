@@ -32,5 +32,8 @@ setup(
     maintainer_email="dev@cond-ros.org",
     description="COND contact simulation with a ROS 2 co-simulation node",
     license="Apache-2.0",
-    entry_points={"console_scripts": ["cond-ros = cond_ros.cli:main"]},
+    entry_points={"console_scripts": ["cond-ros = cond_ros.cli:main",
+                                      # ROS 2 nodes (`ros2 run cond_ros cond_sim`; setup.cfg puts them in lib/cond_ros)
+                                      "cond_sim = cond_ros.ros.node:main",
+                                      "cond_demo_controller = cond_ros.ros.demo_controller:main"]},
 )

@@ -2,6 +2,7 @@
 
     cond-ros run SCENE --headless [--steps N] [--solver cond] [--out run.csv]
     cond-ros bench NAME [--json] [--quick] [--out FILE]
+    cond-ros launch NAME [--scene S] [--real-time-factor R] [--lockstep] [--use-sim-time true|false]
     cond-ros scenes
 """
 from __future__ import annotations
@@ -26,15 +27,32 @@ def _cmd_scenes(args) -> int:
     return 0
 
 
+ROS_BENCHMARKS = ("ros_panda_cable",)  # need the ros extra; run by cond_ros.ros.bench
+ROS_BENCH_DEFAULT_DURATION_S = 10.0  # simulated seconds (the issue's 60 s take ~5 min at 320 segments here)
+
+
 def _cmd_bench(args) -> int:
     from .tools.benchmarks import BENCHMARKS
-    if _unknown("bench", "benchmark", args.name, BENCHMARKS):
+    if _unknown("bench", "benchmark", args.name, list(BENCHMARKS) + list(ROS_BENCHMARKS)):
+        return 2
+    ros_only = {k: getattr(args, k) for k in ("duration", "scene") if getattr(args, k) is not None}
+    if ros_only and args.name not in ROS_BENCHMARKS:
+        print(f"cond-ros bench: --duration/--scene apply to ros_panda_cable only, not {args.name!r}", file=sys.stderr)
         return 2
     extra = {k: getattr(args, k) for k in ("segments", "steps", "csv") if getattr(args, k) is not None}
     if extra and args.name != "panda_cable":
         print(f"cond-ros bench: --segments/--steps/--csv apply to panda_cable only, not {args.name!r}", file=sys.stderr)
         return 2
-    result = BENCHMARKS[args.name](quick=args.quick, quiet=args.json, **extra)
+    if args.name in ROS_BENCHMARKS:
+        try:
+            from .ros.bench import bench_ros_panda_cable
+        except ImportError as exc:
+            print(f"cond-ros bench: {args.name} needs rclpy ({exc}); pip install -e '.[ros]'", file=sys.stderr)
+            return 2
+        result = bench_ros_panda_cable(duration=ros_only.get("duration", ROS_BENCH_DEFAULT_DURATION_S),
+                                       scene=ros_only.get("scene", "panda_cable"), quiet=args.json)
+    else:
+        result = BENCHMARKS[args.name](quick=args.quick, quiet=args.json, **extra)
     text = json.dumps(result, indent=None if args.json else 2)
     if args.out:
         with open(args.out, "w") as fh:
@@ -73,6 +91,26 @@ def _cmd_run(args) -> int:
     return 0
 
 
+def _cmd_launch(args) -> int:
+    from .ros.launch_config import LAUNCHES
+    from .ros.launcher import run_launch
+    if _unknown("launch", "launch", args.name, LAUNCHES):
+        return 2
+    import importlib.util
+    if importlib.util.find_spec("rclpy") is None:
+        print("cond-ros launch: rclpy is not installed; pip install -e '.[ros]' (or source a ROS 2 distribution)",
+              file=sys.stderr)
+        return 2
+    overrides = {k: v for k, v in (("scene", args.scene), ("real_time_factor", args.real_time_factor),
+                                   ("lockstep", "true" if args.lockstep else None),
+                                   ("use_sim_time", args.use_sim_time)) if v is not None}
+    try:
+        return run_launch(args.name, overrides, duration=args.duration)
+    except ValueError as exc:
+        print(f"cond-ros launch: {exc}", file=sys.stderr)
+        return 2
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cond-ros", description="COND contact simulation for ROS 2.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -87,7 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--scene-file", default=None, help="load this scene YAML instead of config/SCENE.yaml")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(func=_cmd_run)
-    bench = sub.add_parser("bench", help="run a benchmark (box_sliding, chebyshev, scaling, panda_pick, panda_cable)")
+    bench = sub.add_parser("bench", help="run a benchmark (box_sliding, chebyshev, scaling, panda_pick, panda_cable, "
+                                         "ros_panda_cable)")
     bench.add_argument("name")
     bench.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     bench.add_argument("--quick", action="store_true", help="smaller problem sizes (CI)")
@@ -95,7 +134,18 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--segments", type=int, default=None, help="panda_cable: cable segments (default 320)")
     bench.add_argument("--steps", type=int, default=None, help="panda_cable: steps (default: the whole 55 s)")
     bench.add_argument("--csv", default=None, help="panda_cable: per-step CSV path (default: in the temp dir)")
+    bench.add_argument("--duration", type=float, default=None,
+                       help=f"ros_panda_cable: simulated seconds (default {ROS_BENCH_DEFAULT_DURATION_S:g})")
+    bench.add_argument("--scene", default=None, help="ros_panda_cable: scene (default panda_cable, 320 segments)")
     bench.set_defaults(func=_cmd_bench)
+    launch = sub.add_parser("launch", help="start a launch's ROS 2 nodes without launch_ros (panda_cable)")
+    launch.add_argument("name", help="launch name (panda_cable: the sim and the winding demo controller)")
+    launch.add_argument("--scene", default=None, help="scene name or YAML path (default panda_cable)")
+    launch.add_argument("--real-time-factor", default=None, help="target simulated / wall time (default 1.0)")
+    launch.add_argument("--lockstep", action="store_true", help="each step waits for the controller's command")
+    launch.add_argument("--use-sim-time", default=None, help="true|false: the controller runs on /clock (default true)")
+    launch.add_argument("--duration", type=float, default=None, help="stop after this many wall seconds")
+    launch.set_defaults(func=_cmd_launch)
     scenes = sub.add_parser("scenes", help="list built-in scenes")
     scenes.set_defaults(func=_cmd_scenes)
     return parser

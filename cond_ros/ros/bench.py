@@ -1,0 +1,136 @@
+"""``cond-ros bench ros_panda_cable``: the node under the demo launch's load, timed end to end.
+
+The sim node runs in this process (so each step's wall times are at hand); the demo controller and a
+latency probe run as child processes, as a user's controller would. The probe stamps every
+/joint_states it receives with the system-wide monotonic clock, which this process reads too, so the
+step-to-publish latency is measured from the end of the physics step to the message's arrival in
+another process. Results: the achieved real-time factor over the run, overruns, and that latency
+(median, 99th percentile), beside the node-internal publish time.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+def _percentiles(values_ms) -> dict:
+    values = np.asarray(values_ms, dtype=float)
+    if len(values) == 0:
+        return dict(median=None, p99=None)
+    return dict(median=float(np.median(values)), p99=float(np.percentile(values, 99)))
+
+
+def _wait_for_peers(node, executor, timeout: float = 60.0) -> None:
+    """Spin until the controller and the probe subscribe to /joint_states and the controller publishes."""
+    from .node import JOINT_COMMAND_TOPIC
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if (node.joint_state_pub.get_subscription_count() >= 2
+                and node.count_publishers(JOINT_COMMAND_TOPIC) >= 1):
+            return
+        executor.spin_once(timeout_sec=0.1)
+    raise RuntimeError("the demo controller or the latency probe did not connect within "
+                       f"{timeout:.0f} s; see their output above")
+
+
+def bench_ros_panda_cable(*, duration: float = 10.0, scene: str = "panda_cable", real_time_factor: float = 1.0,
+                          quiet: bool = True) -> dict:
+    """Run ``duration`` simulated seconds of the demo launch (sim + winding controller) and time it."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.parameter import Parameter
+    from tqdm import tqdm
+
+    from .node import SimNode
+
+    env = dict(os.environ)
+    env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = env["ROS_AUTOMATIC_DISCOVERY_RANGE"]
+    probe_file = tempfile.NamedTemporaryFile(suffix=".json", delete=False).name
+    quiet_output = subprocess.DEVNULL if quiet else None
+    children = [
+        subprocess.Popen([sys.executable, "-m", "cond_ros.ros.demo_controller", "--ros-args", "-p", f"scene:={scene}"],
+                         env=env, stdout=quiet_output, stderr=quiet_output),
+        subprocess.Popen([sys.executable, "-m", "cond_ros.ros.bench", probe_file], env=env, stdout=quiet_output,
+                         stderr=quiet_output),
+    ]
+    records = {}  # stamp_ns -> (step start, physics done, published): wall times of this process
+    try:
+        with rclpy.init(args=[]):
+            node = SimNode(parameter_overrides=[Parameter("scene", value=scene), Parameter("start_paused", value=True),
+                                                Parameter("real_time_factor", value=float(real_time_factor))])
+            executor = SingleThreadedExecutor()
+            executor.add_node(node)
+            _wait_for_peers(node, executor)
+            steps = int(round(duration / node.sim.dt))
+            progress = tqdm(total=steps, desc=f"ros {scene}", unit="step", disable=quiet)
+
+            def record(stamp_ns, start, stepped, published):
+                records[stamp_ns] = (start, stepped, published)
+                progress.update()
+            node.on_step = record
+            node.pause(False)
+            wall0 = time.monotonic()
+            node.spin(executor, stop=lambda: node.clock.steps >= steps)
+            wall = time.monotonic() - wall0
+            progress.close()
+            summary = node.pacer.summary()
+            segments = [len(rod.bodies) for rod in node.scene.cables]
+            dt = node.sim.dt
+    finally:
+        for child in children:
+            child.send_signal(signal.SIGINT)  # the probe writes its file when its spin ends
+        for child in children:
+            try:
+                child.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+    with open(probe_file) as fh:
+        received = {int(k): v for k, v in json.load(fh).items()}
+    os.unlink(probe_file)
+    latency = [1e3 * (received[k] - records[k][1]) for k in records if k in received]
+    publish = [1e3 * (r[2] - r[1]) for r in records.values()]
+    step = [1e3 * (r[1] - r[0]) for r in records.values()]
+    return {"scene": scene, "cable_segments": segments, "dt_s": dt, "duration_s": steps * dt, "steps": steps,
+            "wall_s": wall, "target_real_time_factor": real_time_factor,
+            "realtime_factor": steps * dt / wall if wall > 0 else None, "overruns": summary["overruns"],
+            "step_ms": _percentiles(step), "publish_ms": _percentiles(publish),
+            "step_to_subscriber_latency_ms": _percentiles(latency), "latency_samples": len(latency),
+            "machine_cores": os.cpu_count()}
+
+
+def probe(out_path: str) -> None:
+    """Child process: record the monotonic arrival time of every /joint_states by stamp until SIGINT or
+    SIGTERM (rclpy's handlers end the spin), then write them to ``out_path`` as JSON."""
+    import rclpy
+    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+    from rclpy.node import Node
+    from sensor_msgs.msg import JointState
+
+    from .config import NS_PER_S
+    arrivals = {}
+    try:
+        with rclpy.init(args=[]):
+            node = Node("cond_latency_probe")
+
+            def on_joint_state(msg):
+                arrivals[msg.header.stamp.sec * NS_PER_S + msg.header.stamp.nanosec] = time.monotonic()
+            node.create_subscription(JointState, "joint_states", on_joint_state, 100)
+            executor = SingleThreadedExecutor()
+            executor.add_node(node)
+            executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    with open(out_path, "w") as fh:
+        json.dump(arrivals, fh)
+
+
+if __name__ == "__main__":
+    probe(sys.argv[1])

@@ -1,0 +1,168 @@
+"""The ``cond_sim`` node's parameters: one table of specs, and their validation (no ROS import).
+
+The node declares every :data:`PARAMETERS` entry with a ``ParameterDescriptor`` built from the spec, reads
+the values back and passes them to :func:`validate_config`. Every problem is collected and reported in
+one :class:`ConfigError`, so a bad launch fails at once, naming each bad parameter, and the node never
+starts half-configured.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+
+SOLVER_NAMES = ("cond", "penalty")  # the registry of cond_ros.sim.solvers, without importing numba here
+NS_PER_S = 1_000_000_000
+
+
+class ConfigError(ValueError):
+    """One or more parameters are invalid; the message names each of them."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ParameterSpec:
+    """One node parameter: its default (which fixes its type), meaning, range and whether it is live."""
+
+    name: str
+    default: object
+    description: str
+    low: float | None = None
+    high: float | None = None
+    read_only: bool = True
+
+    @property
+    def type_name(self) -> str:
+        """bool, int, float, str or str[] (the ROS parameter type follows from it)."""
+        if isinstance(self.default, bool):
+            return "bool"
+        if isinstance(self.default, (list, tuple)):
+            return "str[]"
+        return type(self.default).__name__
+
+
+_RATE = "[Hz] of simulated time: > 0 that rate, 0 every step, < 0 off"
+PARAMETERS = (
+    ParameterSpec("scene", "panda_cable", "scene name (built-in or config/NAME.yaml) or path to a scene YAML"),
+    ParameterSpec("dt", 0.0, "time step [s], a whole number of nanoseconds; 0 = the scene's", 0.0, 1.0),
+    ParameterSpec("real_time_factor", 1.0, "target simulated / wall time; 0 = as fast as possible", 0.0, 1000.0,
+                  read_only=False),
+    ParameterSpec("start_paused", False, "start paused (resume with ~/pause false, or step with ~/step)"),
+    ParameterSpec("lockstep", False, "each step waits for a new command from the controller"),
+    ParameterSpec("lockstep_timeout", 1.0, "[s] wall time a lockstep step waits before it holds the last command",
+                  0.001, 3600.0, read_only=False),
+    ParameterSpec("steps_per_trigger", 1, "steps that one ~/step call runs", 1, 65535, read_only=False),
+    ParameterSpec("solver", "", "contact solver (cond, penalty); empty = the scene's"),
+    ParameterSpec("solver_tolerance", 0.0, "cond: residual tolerance; 0 = the scene's", 0.0, 1.0),
+    ParameterSpec("solver_max_iterations", 0, "cond: iteration cap per step; 0 = the scene's", 0, 1_000_000),
+    ParameterSpec("gravity_compensation", True, "add g(q) to the joint efforts, as the Panda's own controller does"),
+    ParameterSpec("sensor_noise", True, "F/T readings with the scene's noise, bias and drift; false: noise-free"),
+    ParameterSpec("sensor_seed", -1, "seed of every F/T sensor's noise; -1 = the scene's", -1, 2**31 - 1),
+    ParameterSpec("joint_state_rate", 0.0, "/joint_states " + _RATE, -1.0, 1e6),
+    ParameterSpec("ft_rate", 0.0, "F/T topics " + _RATE, -1.0, 1e6),
+    ParameterSpec("contact_wrench_rate", 0.0, "contact wrench topics " + _RATE, -1.0, 1e6),
+    ParameterSpec("marker_rate", 10.0, "markers " + _RATE, -1.0, 1e6),
+    ParameterSpec("tf_rate", 50.0, "/tf (when tf2_msgs is importable) " + _RATE, -1.0, 1e6),
+    ParameterSpec("diagnostics_period", 1.0, "[s] wall time between /diagnostics messages", 0.01, 3600.0),
+    ParameterSpec("warning_period", 2.0, "[s] wall time between two warnings of one kind", 0.0, 3600.0,
+                  read_only=False),
+    ParameterSpec("command_joints", [], "joint order of the Float64MultiArray commands; empty = every DOF in "
+                                        "/joint_states order"),
+)
+SPECS = {spec.name: spec for spec in PARAMETERS}
+LIVE_PARAMETERS = tuple(spec.name for spec in PARAMETERS if not spec.read_only)
+
+
+@dataclasses.dataclass(frozen=True)
+class SimConfig:
+    """The validated parameters (field names as in :data:`PARAMETERS`)."""
+
+    scene: str
+    dt: float
+    real_time_factor: float
+    start_paused: bool
+    lockstep: bool
+    lockstep_timeout: float
+    steps_per_trigger: int
+    solver: str
+    solver_tolerance: float
+    solver_max_iterations: int
+    gravity_compensation: bool
+    sensor_noise: bool
+    sensor_seed: int
+    joint_state_rate: float
+    ft_rate: float
+    contact_wrench_rate: float
+    marker_rate: float
+    tf_rate: float
+    diagnostics_period: float
+    warning_period: float
+    command_joints: tuple
+
+
+def _check(spec: ParameterSpec, value) -> str | None:
+    """The problem with ``value`` for ``spec`` (None if fine)."""
+    kind = spec.type_name
+    if kind == "bool":
+        ok = isinstance(value, bool)
+    elif kind == "int":
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif kind == "float":
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    elif kind == "str":
+        ok = isinstance(value, str)
+    else:
+        ok = isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
+    if not ok:
+        return f"{spec.name}: expected {'a finite float' if kind == 'float' else kind}, got {value!r}"
+    if spec.low is not None and not spec.low <= value <= spec.high:
+        return f"{spec.name}: must be in [{spec.low}, {spec.high}], got {value!r}"
+    return None
+
+
+def check_parameter(name: str, value) -> str | None:
+    """The problem with setting parameter ``name`` to ``value`` (None if fine); for live changes too."""
+    if name not in SPECS:
+        return f"{name}: unknown parameter (known: {', '.join(SPECS)})"
+    problem = _check(SPECS[name], value)
+    if problem is not None:
+        return problem
+    if name == "dt" and value > 0 and abs(value * NS_PER_S - round(value * NS_PER_S)) > 1e-6:
+        return f"dt: must be a whole number of nanoseconds (so /clock advances by exactly dt), got {value!r}"
+    if name == "solver" and value and value not in SOLVER_NAMES:
+        return f"solver: expected one of {', '.join(SOLVER_NAMES)} or empty, got {value!r}"
+    if name == "command_joints" and len(set(value)) != len(value):
+        return f"command_joints: names repeat: {list(value)}"
+    return None
+
+
+def scene_path(scene: str, config_dir: str, built_in=()) -> str | None:
+    """The YAML file that ``scene`` names (None for a built-in scene); raises ConfigError if none."""
+    if scene.endswith((".yaml", ".yml")) or os.sep in scene:
+        if not os.path.isfile(scene):
+            raise ConfigError(f"scene: no such file {scene!r}")
+        return scene
+    if scene in built_in:
+        return None
+    path = os.path.join(config_dir, f"{scene}.yaml")
+    if not os.path.isfile(path):
+        names = sorted(set(built_in) | {f[:-5] for f in os.listdir(config_dir) if f.endswith(".yaml")})
+        raise ConfigError(f"scene: unknown scene {scene!r}; give a YAML path or one of {', '.join(names)}")
+    return path
+
+
+def validate_config(values: dict) -> SimConfig:
+    """A :class:`SimConfig` from parameter values (missing ones take their defaults); raises ConfigError."""
+    merged = {spec.name: spec.default for spec in PARAMETERS}
+    merged.update(values)
+    problems = [problem for name, value in merged.items() if (problem := check_parameter(name, value))]
+    if not problems and merged["solver"] == "penalty" and (merged["solver_tolerance"]
+                                                           or merged["solver_max_iterations"]):
+        problems.append("solver_tolerance/solver_max_iterations: apply to the cond solver only")
+    if problems:
+        raise ConfigError("invalid parameters:\n  " + "\n  ".join(problems))
+    merged["dt"] = float(merged["dt"])
+    merged["command_joints"] = tuple(merged["command_joints"])
+    for spec in PARAMETERS:
+        if spec.type_name == "float":
+            merged[spec.name] = float(merged[spec.name])
+    return SimConfig(**merged)

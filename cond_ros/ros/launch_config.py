@@ -1,0 +1,78 @@
+"""What each launch starts, as plain data (no ROS import): the launch files and ``cond-ros launch`` both read it.
+
+A launch has arguments (name, default, description) and nodes; each node parameter takes the value of a
+launch argument, converted to the parameter's type. ``launch/panda_cable.launch.py`` turns this into
+``DeclareLaunchArgument`` and ``launch_ros`` ``Node`` actions; ``launcher`` starts the same nodes as
+child processes where launch_ros is not installed (pip).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class LaunchArgument:
+    name: str
+    default: str
+    description: str
+
+
+@dataclasses.dataclass(frozen=True)
+class NodeLaunch:
+    """A node: its console script (``ros2 run cond_ros EXECUTABLE``), its module (``python -m``), its name,
+    and its parameters as (parameter, launch argument, type)."""
+
+    executable: str
+    module: str
+    name: str
+    parameters: tuple
+
+
+@dataclasses.dataclass(frozen=True)
+class LaunchSpec:
+    description: str
+    arguments: tuple
+    nodes: tuple
+
+    def defaults(self) -> dict:
+        return {a.name: a.default for a in self.arguments}
+
+
+def parse_bool(text: str) -> bool:
+    """A launch argument as a bool (true/false, as ``ros2 launch`` writes them), else ValueError."""
+    value = {"true": True, "false": False}.get(str(text).strip().lower())
+    if value is None:
+        raise ValueError(f"expected true or false, got {text!r}")
+    return value
+
+
+def parameter_values(node: NodeLaunch, arguments: dict) -> dict:
+    """The node's parameter values from the launch arguments (strings), converted; ValueError names a bad one."""
+    values = {}
+    for parameter, argument, kind in node.parameters:
+        text = arguments[argument]
+        try:
+            values[parameter] = parse_bool(text) if kind is bool else kind(text)
+        except ValueError as exc:
+            raise ValueError(f"launch argument {argument}: {exc}") from None
+    return values
+
+
+PANDA_CABLE = LaunchSpec(
+    description="the cable-winding demo: cond_sim on a Panda scene and a controller that plays its winding "
+                "trajectory",
+    arguments=(
+        LaunchArgument("scene", "panda_cable", "scene name or YAML path (panda_cable_small: a 20-segment cable)"),
+        LaunchArgument("real_time_factor", "1.0", "target simulated / wall time; 0 = as fast as possible"),
+        LaunchArgument("lockstep", "false", "each step waits for the controller's command"),
+        LaunchArgument("use_sim_time", "true", "the controller runs on /clock"),
+    ),
+    nodes=(
+        NodeLaunch("cond_sim", "cond_ros.ros.node", "cond_sim",
+                   (("scene", "scene", str), ("real_time_factor", "real_time_factor", float),
+                    ("lockstep", "lockstep", bool))),
+        NodeLaunch("cond_demo_controller", "cond_ros.ros.demo_controller", "cond_demo_controller",
+                   (("scene", "scene", str), ("use_sim_time", "use_sim_time", bool))),
+    ),
+)
+LAUNCHES = {"panda_cable": PANDA_CABLE}

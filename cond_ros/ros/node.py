@@ -1,0 +1,419 @@
+"""The ``cond_sim`` node: steps the simulator in real time or in lockstep, converts messages, publishes.
+
+Thin by design: parameters are specified and checked in ``config``, commands validated and held in
+``commands``, step timing decided by ``stepping`` and ``pacing``, published values computed in
+``outputs`` and ``contact_wrenches``, and ``messages`` converts between them and ROS messages. The
+node owns one :class:`~cond_ros.sim.Simulator` and never reaches into the physics.
+
+The node runs its own loop on a :class:`SingleThreadedExecutor` (:meth:`SimNode.spin`): step when
+due, then serve the callbacks that are ready, waiting at most until the next step is due. The
+MultiThreadedExecutor of the rclpy wheels starves timer-to-subscription traffic, so it is not used.
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import WrenchStamped
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, SetParametersResult
+from rclpy.exceptions import ParameterException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.task import Future
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import SetBool, Trigger
+from trajectory_msgs.msg import JointTrajectory
+from visualization_msgs.msg import MarkerArray
+
+from ..sim import ModelError, SimulationError
+from . import messages
+from .commands import CommandError, CommandState, DriveMode, forward_targets, joint_state_targets, joint_trajectory
+from .config import PARAMETERS, SPECS, ConfigError, check_parameter, validate_config
+from .contact_wrenches import BodyNames, pair_wrenches
+from .joint_names import JointNameMap, UnknownJointError, model_joint_names
+from .outputs import (RateDivider, JointStateLayout, cable_polyline, collider_shapes, link_frames, robot_kinematics,
+                      sensor_frame_id)
+from .pacing import Pacer
+from .sim_services import create_simulation_interfaces
+from .sim_setup import build_scene, warm_up
+from .stepping import LockstepGate, SimClock, StepRequests
+from .throttle import WarningThrottle
+
+try:  # no PyPI wheel of tf2_msgs: /tf only where ROS 2 comes from a distribution
+    from tf2_msgs.msg import TFMessage
+except ImportError:
+    TFMessage = None
+
+NODE_NAME = "cond_sim"
+IDLE_WAIT = 0.1  # [s] longest wait for callbacks while nothing is due (a callback ends it at once)
+MAX_CALLBACKS_PER_LOOP = 100  # callbacks served between two steps at most, so a flood cannot stall stepping
+JOINT_COMMAND_TOPIC = "joint_command"
+TRAJECTORY_TOPIC = "joint_trajectory_controller/joint_trajectory"
+FORWARD_TOPICS = (("forward_position_controller/commands", DriveMode.POSITION),
+                  ("forward_velocity_controller/commands", DriveMode.VELOCITY),
+                  ("forward_effort_controller/commands", DriveMode.EFFORT))
+CLOCK_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT, history=HistoryPolicy.KEEP_LAST)
+DEFAULT_QOS = 10  # reliable, keep last 10: the RMW default, as the ros2_controllers broadcasters use
+
+
+def topic_token(name: str) -> str:
+    """``name`` made valid as one token of a topic name."""
+    token = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    return token if token[:1].isalpha() else f"_{token}"
+
+
+def _descriptor(spec) -> ParameterDescriptor:
+    descriptor = ParameterDescriptor(description=spec.description, read_only=spec.read_only,
+                                     dynamic_typing=spec.type_name == "float")  # so 1 works where 1.0 is meant
+    if spec.type_name == "float" and spec.low is not None:
+        descriptor.floating_point_range = [FloatingPointRange(from_value=float(spec.low), to_value=float(spec.high))]
+    elif spec.type_name == "int" and spec.low is not None:
+        descriptor.integer_range = [IntegerRange(from_value=int(spec.low), to_value=int(spec.high), step=1)]
+    return descriptor
+
+
+class SimNode(Node):
+    """The simulator as a ROS 2 node (topics, services and parameters: README, "ROS 2 interface").
+
+    Raises :class:`~cond_ros.ros.config.ConfigError` from the constructor, before any publisher
+    exists, when a parameter or the scene is invalid.
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__(NODE_NAME, **kwargs)
+        self.config = validate_config(self._declare_parameters())
+        self.scene = build_scene(self.config)
+        warm_up(self.scene)
+        self.sim = self.scene.simulator
+        model = self.sim.model
+        dof_names, mimic_names = model_joint_names(model)
+        try:
+            self.names = JointNameMap(dof_names, mimic_names)
+            self.command_dofs = (self.names.dofs(self.config.command_joints)[0] if self.config.command_joints
+                                 else self.names.dofs(dof_names)[0])
+        except (UnknownJointError, ValueError) as exc:
+            raise ConfigError(f"command_joints: {exc}") from None
+        self.commands = CommandState(model)
+        self.layout = JointStateLayout.from_model(model)
+        self.bodies = BodyNames(model, self.scene.cables)
+        self.kinematics = robot_kinematics(model)
+        self.colliders = collider_shapes(model)
+        self.clock = SimClock(self.sim.dt)
+        self.requests = StepRequests(self.config.start_paused)
+        self.lockstep = LockstepGate(self.config.lockstep, self.config.lockstep_timeout)
+        self.pacer = Pacer(self.sim.dt, self.config.real_time_factor)
+        self.throttle = WarningThrottle(self.config.warning_period)
+        self.steps_per_trigger = self.config.steps_per_trigger
+        self.rates = {name: RateDivider(getattr(self.config, f"{name}_rate"), self.sim.dt)
+                      for name in ("joint_state", "ft", "contact_wrench", "marker", "tf")}
+        self.on_step = None  # optional callback(stamp_ns, start, stepped, published) (benchmarks)
+        self.last_stats = None
+        self._callbacks = 0  # callbacks of this node run so far (the loop drains ready ones between steps)
+        self._next_diagnostics = 0.0
+        self._create_interfaces()
+        self.add_on_set_parameters_callback(self._check_live_parameters)
+        self.add_post_set_parameters_callback(self._apply_live_parameters)
+        self._publish(readings=None)
+        self.get_logger().info(
+            f"scene {self.config.scene!r}: {len(self.layout.names)} joints, {len(self.scene.sensors)} F/T sensors, "
+            f"dt {self.sim.dt} s, solver {self.sim.solver.name}; "
+            f"{'paused' if self.requests.paused else 'running'} at real-time factor {self.config.real_time_factor}"
+            f"{', lockstep' if self.config.lockstep else ''}")
+
+    # -- parameters ------------------------------------------------------------------------------------
+
+    def _declare_parameters(self) -> dict:
+        values, problems = {}, []
+        for spec in PARAMETERS:
+            default = Parameter.Type.STRING_ARRAY if spec.type_name == "str[]" else spec.default
+            try:
+                value = self.declare_parameter(spec.name, default, _descriptor(spec)).value
+            except ParameterException as exc:
+                problems.append(str(exc))
+                continue
+            values[spec.name] = spec.default if value is None else value
+        if problems:
+            raise ConfigError("invalid parameters:\n  " + "\n  ".join(problems))
+        return values
+
+    def _check_live_parameters(self, parameters) -> SetParametersResult:
+        for p in parameters:
+            problem = check_parameter(p.name, p.value) if p.name in SPECS else None
+            if problem:
+                return SetParametersResult(successful=False, reason=problem)
+        return SetParametersResult(successful=True)
+
+    def _apply_live_parameters(self, parameters) -> None:
+        for p in parameters:
+            if p.name == "real_time_factor":
+                self.pacer.set_real_time_factor(float(p.value), time.monotonic())
+            elif p.name == "lockstep_timeout":
+                self.lockstep.timeout = float(p.value)
+            elif p.name == "steps_per_trigger":
+                self.steps_per_trigger = int(p.value)
+            elif p.name == "warning_period":
+                self.throttle.period = float(p.value)
+
+    # -- interfaces ------------------------------------------------------------------------------------
+
+    def _create_interfaces(self) -> None:
+        self.clock_pub = self.create_publisher(Clock, "/clock", CLOCK_QOS)
+        self.joint_state_pub = self.create_publisher(JointState, "joint_states", DEFAULT_QOS)
+        self.ft_pubs = []
+        for sensor in self.scene.sensors:
+            topic = f"~/ft/{topic_token(sensor.spec.name)}"
+            self.ft_pubs.append((self.create_publisher(WrenchStamped, topic, DEFAULT_QOS),
+                                 self.create_publisher(WrenchStamped, f"{topic}/ground_truth", DEFAULT_QOS),
+                                 sensor_frame_id(sensor.spec)))
+        self.pair_pubs = {}  # (body a, body b) -> publisher, created at the pair's first contact
+        self.marker_pub = self.create_publisher(MarkerArray, "~/markers", DEFAULT_QOS)
+        self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", DEFAULT_QOS)
+        self.tf_pub = self.create_publisher(TFMessage, "/tf", 100) if TFMessage is not None else None
+        limits = self.commands.limits
+        self.create_subscription(JointState, JOINT_COMMAND_TOPIC, lambda msg: self._command(
+            JOINT_COMMAND_TOPIC, lambda: joint_state_targets(self.names, limits, *messages.joint_state_fields(msg)),
+            self.commands.apply), DEFAULT_QOS)
+        self.create_subscription(JointTrajectory, TRAJECTORY_TOPIC, lambda msg: self._command(
+            TRAJECTORY_TOPIC, lambda: self._trajectory(msg), self.commands.follow), DEFAULT_QOS)
+        for topic, mode in FORWARD_TOPICS:
+            self.create_subscription(Float64MultiArray, topic, lambda msg, topic=topic, mode=mode: self._command(
+                topic, lambda: forward_targets(limits, self.command_dofs, mode, msg.data), self.commands.apply),
+                DEFAULT_QOS)
+        self.create_service(SetBool, "~/pause", self._on_pause)
+        self.create_service(Trigger, "~/step", self._on_step)
+        self.create_service(Trigger, "~/reset", self._on_reset)
+        self.simulation_interfaces = create_simulation_interfaces(self)
+
+    def _trajectory(self, msg):
+        names, stamp, points = messages.trajectory_fields(msg)
+        now = self.sim.state.time
+        return joint_trajectory(self.names, self.commands.limits, names, points, start=stamp if stamp > 0 else now,
+                                now=now, current=self.commands.targets(now)[0])
+
+    def warn(self, kind, text: str) -> None:
+        """A warning, at most one of ``kind`` per ``warning_period``."""
+        text = self.throttle.filter(kind, text)
+        if text is not None:
+            self.get_logger().warning(text)
+
+    def _command(self, topic: str, build, apply) -> None:
+        """Validate a command message and apply it; a bad one is dropped with a warning (never raises)."""
+        self._callbacks += 1
+        try:
+            command = build()
+        except CommandError as exc:
+            self.warn(topic, f"{topic}: rejected: {exc}; the sim keeps the last valid command")
+            return
+        except Exception as exc:  # noqa: BLE001 (input must never stop the node; say what it was)
+            self.warn(topic, f"{topic}: rejected ({type(exc).__name__}: {exc}); the sim keeps the last valid command")
+            return
+        apply(command)
+        self.lockstep.command()
+
+    # -- services (the simulation_interfaces ones call the same three methods) -------------------------
+
+    def pause(self, paused: bool) -> tuple[bool, str]:
+        if not paused and self.requests.paused:
+            self.pacer.restart(time.monotonic())
+        self.requests.paused = paused
+        return True, f"{'paused' if paused else 'running'} at t = {self.sim.state.time:.6f} s"
+
+    async def run_steps(self, steps: int) -> tuple[bool, str]:
+        """Step ``steps`` times (paused only); returns once they are done and published."""
+        if not self.requests.paused:
+            return False, "the simulation is running; pause it first (~/pause with data: true)"
+        done = Future()
+        self.requests.request(steps, done)
+        return await done
+
+    def reset(self) -> tuple[bool, str]:
+        for token in self.requests.cancel():
+            token.set_result((False, "reset before the steps were done"))
+        self.sim.reset()
+        for sensor in self.scene.sensors:
+            sensor.reset()
+        self.commands.reset()
+        self.clock.reset()
+        self.lockstep.reset()
+        self.pacer.restart(time.monotonic())
+        self._publish(readings=None)
+        return True, f"reset to t = 0; {'paused' if self.requests.paused else 'running'}"
+
+    def _on_pause(self, request, response):
+        self._callbacks += 1
+        response.success, response.message = self.pause(bool(request.data))
+        return response
+
+    async def _on_step(self, request, response):
+        self._callbacks += 1
+        response.success, response.message = await self.run_steps(self.steps_per_trigger)
+        return response
+
+    def _on_reset(self, request, response):
+        self._callbacks += 1
+        response.success, response.message = self.reset()
+        return response
+
+    # -- stepping --------------------------------------------------------------------------------------
+
+    def spin(self, executor, *, stop=lambda: False) -> None:
+        """The node's loop: step when due, serve callbacks in between, until shutdown or ``stop()``."""
+        self.pacer.restart(time.monotonic())
+        while self.context.ok() and not stop():
+            now = time.monotonic()
+            wait = self._step_if_due(now)
+            if now >= self._next_diagnostics:
+                self._next_diagnostics = now + self.config.diagnostics_period
+                self._publish_diagnostics()
+            self._serve(executor, wait)
+
+    def _serve(self, executor, timeout: float) -> None:
+        before = self._callbacks
+        executor.spin_once(timeout_sec=timeout)
+        for _ in range(MAX_CALLBACKS_PER_LOOP):
+            if self._callbacks == before:
+                break
+            before = self._callbacks
+            executor.spin_once(timeout_sec=0.0)
+
+    def _step_if_due(self, now: float) -> float:
+        """Step if one is wanted, due and (lockstep) answered; else the seconds to wait."""
+        if not self.requests.wants_step():
+            return IDLE_WAIT
+        if not self.requests.outstanding:  # ~/step calls run as fast as possible
+            wait = self.pacer.wait(now)
+            if wait > 0.0:
+                return min(wait, IDLE_WAIT)
+        ready, wait, timed_out = self.lockstep.check(now)
+        if not ready:
+            return min(wait, IDLE_WAIT)
+        self._step(timed_out)
+        return 0.0
+
+    def _step(self, timed_out: bool) -> None:
+        sim = self.sim
+        control = self.commands.control(sim.state.time, sim.state.robot_q,
+                                        gravity_compensation=self.config.gravity_compensation)
+        start = time.monotonic()
+        try:
+            self.last_stats = sim.step(control)
+        except (SimulationError, ModelError) as exc:
+            self.requests.paused = True
+            for token in self.requests.cancel():
+                token.set_result((False, f"the step failed: {exc}"))
+            self.get_logger().error(f"step at t = {sim.state.time:.6f} s failed: {exc}; paused (call ~/reset)")
+            return
+        stepped = time.monotonic()
+        self.clock.advance()
+        readings = [sensor.update(sim.state.time, sim.previous_state, sim.state, sim.contacts, sim.dt)[0]
+                    for sensor in self.scene.sensors]
+        self._publish(readings)
+        published = time.monotonic()
+        self.pacer.stepped(start, stepped, published)
+        ended = self.lockstep.stepped(timed_out)
+        if timed_out:
+            self.warn("lockstep", f"lockstep: no command for the step from t = {sim.previous_state.time:.6f} s "
+                                  f"within {self.lockstep.timeout} s; holding the last command "
+                                  f"({self.lockstep.held} steps held in a row)")
+        elif ended:
+            self.get_logger().info(f"lockstep: commands are back after {ended} held steps")
+        for token in self.requests.stepped():
+            token.set_result((True, f"done; t = {sim.state.time:.6f} s"))
+        if self.on_step is not None:
+            self.on_step(self.clock.stamp_ns, start, stepped, published)
+
+    # -- publishing ------------------------------------------------------------------------------------
+
+    def _publish(self, readings) -> None:
+        """Everything due at this step; ``readings`` (F/T, one per sensor) is None before the first step."""
+        ns, step, state = self.clock.stamp_ns, self.clock.steps, self.sim.state
+        self.clock_pub.publish(messages.clock(ns))
+        if self.rates["joint_state"].due(step):
+            self.joint_state_pub.publish(messages.joint_state(self.layout.names, *self.layout.values(state), ns))
+        if readings is not None and self.rates["ft"].due(step):
+            for (measured_pub, true_pub, frame), reading in zip(self.ft_pubs, readings):
+                if reading.updated:
+                    measured_pub.publish(messages.wrench(reading.wrench, frame, ns))
+                true_pub.publish(messages.wrench(reading.true_wrench, frame, ns))
+        if readings is not None and self.rates["contact_wrench"].due(step):
+            self._publish_contact_wrenches(ns)
+        if self.rates["marker"].due(step):
+            cables = [(f"cable{i}", cable_polyline(self.sim.model, state, rod), rod.material.radius)
+                      for i, rod in enumerate(self.scene.cables)]
+            contacts = self.sim.contacts.position if self.sim.contacts is not None else []
+            self.marker_pub.publish(messages.markers(cables, contacts, self.colliders, ns))
+        if self.tf_pub is not None and self.rates["tf"].due(step):
+            frames = link_frames(self.sim.model, state, self.kinematics, self.scene.sensors)
+            self.tf_pub.publish(TFMessage(transforms=messages.transforms(frames, ns)))
+
+    def _publish_contact_wrenches(self, ns: int) -> None:
+        """One WrenchStamped per body pair in contact; a pair seen before and now apart gets zeros."""
+        wrenches = pair_wrenches(self.bodies, self.sim.contacts)
+        for pair in wrenches:
+            if pair not in self.pair_pubs:
+                topic = f"~/contact_wrench/{topic_token(pair[0])}/{topic_token(pair[1])}"
+                self.pair_pubs[pair] = self.create_publisher(WrenchStamped, topic, DEFAULT_QOS)
+        for pair, publisher in self.pair_pubs.items():
+            values = wrenches.get(pair)
+            publisher.publish(messages.wrench(values if values is not None else [0.0] * 6, "world", ns))
+
+    def _publish_diagnostics(self) -> None:
+        summary = self.pacer.summary()
+        running = not self.requests.paused
+        target, achieved = summary["target_real_time_factor"], summary["achieved_real_time_factor"]
+        slow = running and target > 0 and 0 < achieved < 0.9 * target
+        values = dict(summary, sim_time_s=self.sim.state.time, paused=self.requests.paused,
+                      lockstep=self.lockstep.enabled, lockstep_held_in_a_row=self.lockstep.held,
+                      lockstep_held_total=self.lockstep.held_total)
+        if self.last_stats is not None:
+            values.update(iterations=self.last_stats.iterations, residual=self.last_stats.residual,
+                          contacts=self.last_stats.contact_count)
+        message = ("paused" if not running else
+                   f"real-time factor {achieved:.3f} of {target:g}" + (" (slower than the target)" if slow else ""))
+        self.diagnostics_pub.publish(messages.diagnostics(f"{NODE_NAME}: stepping", slow or self.lockstep.held > 0,
+                                                          message, values, self.clock.stamp_ns))
+
+
+def run_node(make_node, name: str, args=None, spin=None) -> int:
+    """Init rclpy, build a node (a ConfigError is printed and gives exit code 2), spin it on a
+    SingleThreadedExecutor (``spin(node, executor)``, else ``executor.spin()``) until shutdown."""
+    try:
+        with rclpy.init(args=args):
+            try:
+                node = make_node()
+            except ConfigError as exc:
+                print(f"{name}: {exc}", file=sys.stderr)
+                return 2
+            executor = SingleThreadedExecutor()
+            executor.add_node(node)
+            if spin is not None:
+                spin(node, executor)
+            else:
+                executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    return 0
+
+
+def spin_until_shutdown(node: SimNode, executor) -> None:
+    """``node.spin(executor)``; a signal that shuts the context down mid-step ends it quietly."""
+    try:
+        node.spin(executor)
+    except Exception:
+        if node.context.ok():
+            raise
+
+
+def main(args=None) -> int:
+    """``ros2 run cond_ros cond_sim`` / the ``cond_sim`` console script."""
+    return run_node(SimNode, NODE_NAME, args, spin_until_shutdown)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

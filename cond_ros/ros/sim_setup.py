@@ -1,0 +1,78 @@
+"""Build the simulated scene that a :class:`~cond_ros.ros.config.SimConfig` asks for (no ROS import).
+
+The scene's own settings (dt, solver and its options, F/T sensors) are the defaults; the parameters that
+are set override them. Errors are :class:`~cond_ros.ros.config.ConfigError` naming the parameter or the
+scene key, so the node stops before it creates any publisher.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import yaml
+
+from ..sim import ModelError, Simulator
+from ..sim.scene import Scene
+from ..sim.sensors import SimulatedFTSensor
+from ..tools.scenes import BUILT_IN, CONFIG_DIR, load_named_scene
+from .config import ConfigError, SimConfig, scene_path
+
+
+def _scene_solver_options(path: str | None) -> tuple[str, dict]:
+    """(solver name, options) of a scene file's ``solver`` section (built-in scenes: cond, defaults)."""
+    if path is None:
+        return "cond", {}
+    with open(path) as fh:
+        section = (yaml.safe_load(fh) or {}).get("solver", {}) or {}
+    options = {k: v for k, v in section.items() if k != "name"}
+    return section.get("name", "cond"), options
+
+
+def _sensor(model, sensor: SimulatedFTSensor, config: SimConfig) -> SimulatedFTSensor:
+    """The scene's sensor with the node's noise and seed settings applied."""
+    changes = {}
+    if not config.sensor_noise:
+        changes.update(noise_std=[0.0] * 6, bias=[0.0] * 6, bias_drift_std=[0.0] * 6)
+    if config.sensor_seed >= 0:
+        changes["seed"] = config.sensor_seed
+    if not changes:
+        return sensor
+    return SimulatedFTSensor(model, dataclasses.replace(sensor.spec, **changes), sensor.robot)
+
+
+def load_scene_parameter(scene: str) -> tuple[Scene, str | None]:
+    """The scene that a ``scene`` parameter names, and its YAML path (None for a built-in scene)."""
+    path = scene_path(scene, CONFIG_DIR, BUILT_IN)
+    try:
+        return load_named_scene(scene, path=path), path
+    except (ModelError, OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"scene {scene!r}: {exc}") from None
+
+
+def build_scene(config: SimConfig) -> Scene:
+    """The scene of ``config.scene`` with dt, solver and sensor settings applied."""
+    scene, path = load_scene_parameter(config.scene)
+    name, options = _scene_solver_options(path)
+    if config.solver and config.solver != name:
+        name, options = config.solver, {}
+    if config.solver_tolerance > 0:
+        options["tolerance"] = config.solver_tolerance
+    if config.solver_max_iterations > 0:
+        options["max_iterations"] = config.solver_max_iterations
+    model = scene.simulator.model
+    try:
+        simulator = Simulator(model, dt=config.dt if config.dt > 0 else scene.simulator.dt, solver=name,
+                              solver_options=options)
+        sensors = [_sensor(model, s, config) for s in scene.sensors]
+    except ModelError as exc:
+        raise ConfigError(f"scene {config.scene!r}: {exc}") from None
+    return scene._replace(simulator=simulator, sensors=sensors)
+
+
+def warm_up(scene: Scene) -> None:
+    """Compile (or load the cached) kernels with one step, then start over; nothing of it stays."""
+    sim = scene.simulator
+    sim.step()
+    for sensor in scene.sensors:
+        sensor.update(sim.state.time, sim.previous_state, sim.state, sim.contacts, sim.dt)
+        sensor.reset()
+    sim.reset()

@@ -1,0 +1,115 @@
+"""When the node steps: the simulated clock, pause and step-N requests, and controller lockstep (no ROS import).
+
+The node's loop asks, in this order: does anyone want a step (:class:`StepRequests`: running, or a
+``~/step`` call outstanding)? is it due on the wall clock (``pacing``)? has the controller answered
+(:class:`LockstepGate`)? Only then it steps, publishes, and reports back to each of them.
+"""
+from __future__ import annotations
+
+import collections
+
+from .config import NS_PER_S
+
+
+class SimClock:
+    """Simulated time as a step count, so that N steps advance /clock by exactly N * dt.
+
+    ``dt`` must be a whole number of nanoseconds (the config checks it).
+    """
+
+    def __init__(self, dt: float):
+        self.dt_ns = int(round(dt * NS_PER_S))
+        self.steps = 0
+
+    @property
+    def stamp_ns(self) -> int:
+        return self.steps * self.dt_ns
+
+    def advance(self) -> None:
+        self.steps += 1
+
+    def reset(self) -> None:
+        self.steps = 0
+
+
+class StepRequests:
+    """Paused or running, and the ``~/step`` calls still to serve (each: steps left and a token)."""
+
+    def __init__(self, paused: bool):
+        self.paused = paused
+        self._queue: collections.deque = collections.deque()
+
+    def request(self, steps: int, token) -> None:
+        """Ask for ``steps`` steps; ``token`` comes back from :meth:`stepped` once they are done."""
+        self._queue.append([int(steps), token])
+
+    @property
+    def outstanding(self) -> bool:
+        return bool(self._queue)
+
+    def wants_step(self) -> bool:
+        return not self.paused or self.outstanding
+
+    def stepped(self) -> list:
+        """Count one step against the oldest request; the tokens of the requests now done."""
+        if not self._queue:
+            return []
+        self._queue[0][0] -= 1
+        done = []
+        while self._queue and self._queue[0][0] <= 0:
+            done.append(self._queue.popleft()[1])
+        return done
+
+    def cancel(self) -> list:
+        """Drop every outstanding request (reset); their tokens."""
+        tokens = [token for _, token in self._queue]
+        self._queue.clear()
+        return tokens
+
+
+class LockstepGate:
+    """In lockstep mode, a step waits for a command that arrived after the previous step was published.
+
+    The wait starts when the step becomes due (not while paused) and ends after ``timeout`` [s] of wall
+    time; the step then runs with the last command held, and :attr:`held` counts such steps in a row.
+    With ``enabled`` False every step is ready at once.
+    """
+
+    def __init__(self, enabled: bool, timeout: float):
+        self.enabled = enabled
+        self.timeout = timeout
+        self._fresh = False
+        self._deadline: float | None = None
+        self.held = 0  # steps in a row that ran without a fresh command
+        self.held_total = 0
+
+    def command(self) -> None:
+        """A valid command arrived."""
+        self._fresh = True
+
+    def check(self, now: float) -> tuple[bool, float, bool]:
+        """(ready, seconds left to wait, timed out) for the next step at wall time ``now``."""
+        if not self.enabled or self._fresh:
+            return True, 0.0, False
+        if self._deadline is None:
+            self._deadline = now + self.timeout
+        if now >= self._deadline:
+            return True, 0.0, True
+        return False, self._deadline - now, False
+
+    def stepped(self, timed_out: bool) -> int:
+        """The step ran (with a fresh or a held command); returns how many held steps a fresh one ended."""
+        ended = 0
+        if timed_out:
+            self.held += 1
+            self.held_total += 1
+        else:
+            ended, self.held = self.held, 0
+        self._fresh = False
+        self._deadline = None
+        return ended
+
+    def reset(self) -> None:
+        self._fresh = False
+        self._deadline = None
+        self.held = 0

@@ -1,0 +1,57 @@
+"""Node parameters: defaults, ranges, types and the scene they name are checked before anything starts."""
+import os
+
+import pytest
+
+from cond_ros.ros.config import PARAMETERS, ConfigError, check_parameter, scene_path, validate_config
+from cond_ros.tools.scenes import BUILT_IN, CONFIG_DIR
+
+
+def test_defaults_are_valid():
+    """Every default passes its own check, so an unconfigured node starts."""
+    config = validate_config({})
+    for spec in PARAMETERS:
+        assert check_parameter(spec.name, spec.default) is None
+    assert config.scene == "panda_cable" and config.real_time_factor == 1.0 and config.command_joints == ()
+
+
+def test_every_problem_is_reported_at_once():
+    """Bad types, ranges and choices are all named in one error."""
+    with pytest.raises(ConfigError) as err:
+        validate_config({"dt": -0.01, "real_time_factor": "fast", "lockstep": 1, "steps_per_trigger": 0,
+                         "lockstep_timeout": float("nan")})
+    text = str(err.value)
+    for name in ("dt", "real_time_factor", "lockstep", "steps_per_trigger", "lockstep_timeout"):
+        assert f"{name}:" in text
+
+
+def test_integers_are_accepted_for_floats():
+    """real_time_factor:=1 (an integer on the command line) means 1.0."""
+    config = validate_config({"real_time_factor": 2, "dt": 0})
+    assert config.real_time_factor == 2.0 and isinstance(config.real_time_factor, float)
+
+
+def test_dt_must_be_whole_nanoseconds():
+    """/clock advances by exactly N dt only if dt is a whole number of nanoseconds."""
+    assert check_parameter("dt", 0.001) is None
+    assert "nanoseconds" in check_parameter("dt", 1e-10 * 3.5)
+
+
+def test_solver_choices():
+    """Unknown solvers and cond-only options on the penalty solver are rejected."""
+    with pytest.raises(ConfigError, match="solver: expected one of"):
+        validate_config({"solver": "pgs"})
+    with pytest.raises(ConfigError, match="cond solver only"):
+        validate_config({"solver": "penalty", "solver_tolerance": 1e-5})
+    with pytest.raises(ConfigError, match="repeat"):
+        validate_config({"command_joints": ["a", "a"]})
+
+
+def test_scene_path():
+    """A scene is a built-in name, a config/NAME.yaml name, or a YAML path; anything else lists the choices."""
+    assert scene_path("box_sliding", CONFIG_DIR, BUILT_IN) is None
+    assert scene_path("panda_cable_small", CONFIG_DIR, BUILT_IN) == os.path.join(CONFIG_DIR, "panda_cable_small.yaml")
+    with pytest.raises(ConfigError, match="panda_cable"):
+        scene_path("no_such_scene", CONFIG_DIR, BUILT_IN)
+    with pytest.raises(ConfigError, match="no such file"):
+        scene_path("/nowhere/scene.yaml", CONFIG_DIR, BUILT_IN)
