@@ -85,7 +85,7 @@ class SolverCOND(SolverBase):
 
     def reset(self) -> None:
         self._v_hat = None
-        self._w_cache = None  # (key, age, w over original rows + virtual rows)
+        self._w_cache = None  # (key, age, (diagonal w over original + virtual rows, blocks))
         self._previous_forces = (np.zeros(0, np.int64), np.zeros((0, 3)))  # (sorted contact keys, world forces)
 
     def _weights(self, system: LinearSystem, contacts: ContactSet):
