@@ -110,7 +110,7 @@ class SolverCOND(SolverBase):
 
     def _block_weights(self, system: LinearSystem, contacts: ContactSet, w: np.ndarray):
         pattern = contacts.pattern
-        node = np.zeros(system.dof_count + 1, bool)
+        node = np.zeros(system.dof_count, bool)
         for ends in (contacts.dof_a, contacts.dof_b):
             node[ends[(ends >= 0) & (ends < system.dof_count)]] = True
         blocks = block_layout(pattern.group_dof, pattern.group_size, pattern.group_kind, node)

@@ -28,6 +28,7 @@ WEIGHTS_BLOCK = 4
 BLOCK_LARGEST_EIGENVALUE = 1.8  # alpha scales W A's largest eigenvalue to at most this (< 2)
 POWER_ITERATIONS = 30
 
+
 @kernel
 def frobenius_terms(indptr, indices, data, vn_dof, vn_size, vn_jac, kv, diag, row_norm2):
     """a_ii and ||A_i*||^2 of every row of the augmented A (eq. 15), for IV-C1."""
