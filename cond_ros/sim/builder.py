@@ -67,7 +67,9 @@ class ModelBuilder:
 
     def __init__(self, *, gravity=(0.0, 0.0, -9.81)):
         self.gravity = V.finite_array("gravity", gravity, (3,))
-        self._particles = []  # (q, qd, mass, radius, mu)
+        self._particles = []  # (q, qd, mass, radius, mu, contact, object)
+        self._tets = []  # (nodes, rest shape inverse, rest volume, (mu, lambda), damping time)
+        self._object_count = 0
         self._bodies = []  # (q, quat, qd, mass, inertia)
         self._contact_points = []  # (body, local, radius, mu, node, chain, arc)
         # (type, (kind a, kind b), (idx a, idx b), (local a, local b), k (3), rest, damping (3), (link a, link b),
@@ -78,17 +80,53 @@ class ModelBuilder:
         self._shapes = []  # (body, collider type, local pos, local rot, size, mu)
 
     # -- nodes and bodies -------------------------------------------------
-    def add_particle(self, pos, *, mass, radius=0.0, velocity=(0.0, 0.0, 0.0), mu=0.0) -> int:
-        """Add a particle node; returns its index."""
+    def add_particle(self, pos, *, mass, radius=0.0, velocity=(0.0, 0.0, 0.0), mu=0.0, contact=True,
+                     deformable_object=-1) -> int:
+        """Add a particle node; returns its index.
+
+        ``contact``: the node is tested for contacts. ``deformable_object``: the id (from
+        :meth:`new_deformable_object`) of the FEM body the node belongs to, or -1.
+        """
         i = len(self._particles)
+        if not -1 <= int(deformable_object) < self._object_count:
+            raise V.ModelError(f"particle[{i}].deformable_object: unknown object {deformable_object}")
         self._particles.append((
             V.finite_array(f"particle[{i}].pos", pos, (3,)),
             V.finite_array(f"particle[{i}].velocity", velocity, (3,)),
             V.positive(f"particle[{i}].mass", mass),
             V.non_negative(f"particle[{i}].radius", radius),
             V.friction(f"particle[{i}].mu", mu),
+            bool(contact), int(deformable_object),
         ))
         return i
+
+    def new_deformable_object(self) -> int:
+        """A fresh id for the nodes of one FEM body (their self-contact test uses it)."""
+        self._object_count += 1
+        return self._object_count - 1
+
+    def add_tetrahedron(self, nodes, *, lame, damping_time=0.0) -> int:
+        """A co-rotational linear tetrahedron on four particles, at rest in their current positions.
+
+        Args:
+            nodes: four particle indices, positively oriented (see ``fem.mesh``).
+            lame: Lame's (mu, lambda) [Pa]. damping_time: C = damping_time K_e [s].
+        """
+        t = len(self._tets)
+        nodes = np.asarray(nodes, dtype=np.int64).reshape(-1)
+        if len(nodes) != 4 or len(set(nodes.tolist())) != 4 or np.any((nodes < 0) | (nodes >= len(self._particles))):
+            raise V.ModelError(f"tet[{t}].nodes: four distinct particle indices < {len(self._particles)}, "
+                               f"got {nodes.tolist()}")
+        x = np.array([self._particles[i][0] for i in nodes])
+        rest = (x[1:] - x[0]).T
+        volume = np.linalg.det(rest) / 6.0
+        if not volume > 1e-9 * np.mean(np.linalg.norm(rest, axis=0)) ** 3:
+            raise V.ModelError(f"tet[{t}]: nodes {nodes.tolist()} are inverted or degenerate (volume {volume:.3g} m^3)")
+        self._tets.append((nodes, np.linalg.inv(rest), volume,
+                           np.array([V.positive(f"tet[{t}].lame mu", lame[0]),
+                                     V.non_negative(f"tet[{t}].lame lambda", lame[1])]),
+                           V.non_negative(f"tet[{t}].damping_time", damping_time)))
+        return t
 
     def add_body(self, pos, *, mass, inertia, quat=(1.0, 0.0, 0.0, 0.0),
                  velocity=(0.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 0.0)) -> int:
@@ -266,6 +304,7 @@ class ModelBuilder:
             return np.ascontiguousarray(np.array([r[col] for r in rows], dtype=dtype).reshape((-1,) + shape))
 
         P, B, C, U, G = self._particles, self._bodies, self._contact_points, self._potentials, self._colliders
+        T = self._tets
         return Model(
             gravity=self.gravity.copy(),
             particle_count=len(P), particle_q=stack(P, 0, (3,)), particle_qd=stack(P, 1, (3,)),
@@ -294,6 +333,9 @@ class ModelBuilder:
             shape_body=stack(self._shapes, 0, (), np.int64), shape_type=stack(self._shapes, 1, (), np.int64),
             shape_pos=stack(self._shapes, 2, (3,)), shape_rot=stack(self._shapes, 3, (3, 3)),
             shape_size=stack(self._shapes, 4, (3,)), shape_mu=stack(self._shapes, 5, (2,)), integration_theta=theta,
+            particle_contact=stack(P, 5, (), bool), particle_object=stack(P, 6, (), np.int64),
+            tet_nodes=stack(T, 0, (4,), np.int64), tet_rest_shape_inverse=stack(T, 1, (3, 3)),
+            tet_rest_volume=stack(T, 2, ()), tet_lame=stack(T, 3, (2,)), tet_damping_time=stack(T, 4, ()),
         )
 
     # -- helpers ------------------------------------------------------------

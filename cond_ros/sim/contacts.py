@@ -169,6 +169,24 @@ def contact_points(model: Model, state: State, width: int):
     return pos, radius, vel, mu, dof, size, jac, group, node, np.full(n_p + n_c, -1, np.int64)
 
 
+def self_contact_layout(model: Model, n_points: int):
+    """(chain id, rest coordinates [m]) of every contact point, for node-node contacts.
+
+    Rod nodes: their chain, at (arc, 0, 0). FEM nodes: one chain per deformable object (numbered after
+    the rods'), at their rest positions. Two nodes of one chain touch only when they were far apart at
+    rest (``dynamic_contacts.SELF_CONTACT_ARC``). Free particles and robot points: no chain.
+    """
+    n_p, n_c = model.particle_count, model.contact_point_count
+    first_object = int(model.contact_point_chain.max(initial=-1)) + 1
+    particle_chain = np.where(model.particle_object >= 0, first_object + model.particle_object, -1)
+    chain = np.concatenate([particle_chain, model.contact_point_chain,
+                            np.full(n_points - n_p - n_c, -1)]).astype(np.int64)
+    rest = np.zeros((n_points, 3))
+    rest[:n_p] = model.particle_q
+    rest[n_p:n_p + n_c, 0] = model.contact_point_arc
+    return chain, rest
+
+
 def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: float) -> ContactSet:
     """The step's contacts: contact points against the static colliders (S), body and robot contact points
     against other owners' moving volumes (D), and the robot joint limits that may be reached."""
@@ -186,24 +204,25 @@ def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: fl
     point_index = np.arange(n_points) - np.select([point_kind == SOURCE_PARTICLE, point_kind == SOURCE_BODY_POINT],
                                                   [0, n_p], n_p + n_c)
     rows = _Rows(width)
-    found = detect_point_contacts(pos, radius, vel, model, model.contact_margin, dt)
+    # interior FEM nodes are not contact nodes
+    active = np.concatenate([model.particle_contact, np.ones(n_points - n_p, bool)])
+    tested = np.flatnonzero(active)
+    found = detect_point_contacts(pos[tested], radius[tested], vel[tested], model, model.contact_margin, dt)
     sides = [(dof[i], size[i], jac[i], group[i], bool(node[i]), int(link[i])) for i in range(n_points)]
-    for k, i in enumerate(found.point_index):
+    for k, i in enumerate(tested[found.point_index]):
         rows.add(found.frame[k], found.gap[k], found.position[k], int(found.collider[k]), point_kind[i],
                  point_index[i], np.maximum(mu[i], model.collider_mu[found.collider[k]]), sides[i])
     for joint, side, gap, l_dof, l_size, l_jac, l_group in (joint_limit_candidates(model, state, dt, width)
                                                              if model.robots else []):
         rows.add(np.eye(3), gap, np.zeros(3), -1, SOURCE_JOINT_LIMIT, 2 * joint + (side < 0), np.zeros(2),
                  (l_dof, l_size, l_jac, l_group, False, -1))
-    points = dict(pos=pos, radius=radius, vel=vel, mu=mu, group=group, node=node)
+    points = dict(pos=pos, radius=radius, vel=vel, mu=mu, group=group, node=node, active=active)
     for row in detect_dynamic_contacts(model, state, kinematics, points, dt, width):
         i = row["point"]
         rows.add(row["frame"], row["gap"], row["position"], -1, point_kind[i], point_index[i], row["friction"],
                  sides[i], (row["dof_b"], row["size_b"], row["jac_b"], row["group_b"], False, row["link_b"]))
-    n_robot = n_points - n_p - n_c
-    chain = np.concatenate([np.full(n_p, -1), model.contact_point_chain, np.full(n_robot, -1)]).astype(np.int64)
-    arc = np.concatenate([np.zeros(n_p), model.contact_point_arc, np.zeros(n_robot)])
-    for i, j, frame, gap, position in detect_node_pairs(model, pos, radius, vel, node, chain, arc, dt):
+    chain, rest = self_contact_layout(model, n_points)
+    for i, j, frame, gap, position in detect_node_pairs(model, pos, radius, vel, node & active, chain, rest, dt):
         rows.add(frame, gap, position, -1, point_kind[i], point_index[i], np.maximum(mu[i], mu[j]), sides[i],
                  sides[j])
     return rows.finish(model, pattern, state, dt)

@@ -7,9 +7,10 @@ A contact couples the point (a node itself, or a virtual node with its owner's J
 virtual node at the closest surface point of the volume (the volume owner's Jacobian there),
 J_c = [R, -R] (eq. 13).
 
-Node-node contacts are sphere-sphere contacts between node points (rod segment centres): the
-self-contact of a cable. Two nodes of one chain are tested only when they lie farther apart along
-the chain than ``SELF_CONTACT_ARC`` times the sum of their radii, so neighbours that overlap by
+Node-node contacts are sphere-sphere contacts between node points: the self-contact of a cable (rod
+segment centres) or of an FEM body (surface nodes), and contacts between such bodies. Two nodes of one
+chain (a rod, or one FEM body) are tested only when their rest positions (arc positions for a rod) lie
+farther apart than ``SELF_CONTACT_ARC`` times the sum of their radii, so neighbours that overlap by
 construction never touch.
 """
 from __future__ import annotations
@@ -92,7 +93,7 @@ def detect_dynamic_contacts(model: Model, state: State, kinematics: list, points
     reach = points["radius"] + model.contact_margin + 2.0 * dt * np.linalg.norm(points["vel"], axis=1)
     for ctype, pos, rot, size, mu, dof_b, size_b, group_b, jac_fn, link_b in volumes:
         # bounding-sphere prefilter (the volume's own speed is covered by the margin at these scales)
-        near = np.linalg.norm(points["pos"] - pos, axis=1) <= _bounding_radius(ctype, size) + reach
+        near = (np.linalg.norm(points["pos"] - pos, axis=1) <= _bounding_radius(ctype, size) + reach) & points["active"]
         for i in np.flatnonzero(near):
             if points["group"][i] == group_b:
                 continue
@@ -113,8 +114,8 @@ def detect_dynamic_contacts(model: Model, state: State, kinematics: list, points
 
 
 @kernel
-def _node_pairs(pos, radius, vel, chain, arc, candidates, margin, dt, arc_factor):
-    """(i, j) of node pairs within reach, i < j, excluding near neighbours along a chain; shape (pairs, 2).
+def _node_pairs(pos, radius, vel, chain, rest, candidates, margin, dt, arc_factor):
+    """(i, j) of node pairs within reach, i < j, excluding near neighbours at rest on a chain; shape (pairs, 2).
 
     Scalar arithmetic only: a temporary array per candidate pair (N^2 / 2 of them) cost 3 ms at 320 nodes.
     """
@@ -124,8 +125,12 @@ def _node_pairs(pos, radius, vel, chain, arc, candidates, margin, dt, arc_factor
         i = candidates[ci]
         for cj in range(ci + 1, candidates.shape[0]):
             j = candidates[cj]
-            if chain[i] >= 0 and chain[i] == chain[j] and abs(arc[i] - arc[j]) <= arc_factor * (radius[i] + radius[j]):
-                continue
+            if chain[i] >= 0 and chain[i] == chain[j]:
+                rx = rest[i, 0] - rest[j, 0]
+                ry = rest[i, 1] - rest[j, 1]
+                rz = rest[i, 2] - rest[j, 2]
+                if np.sqrt(rx * rx + ry * ry + rz * rz) <= arc_factor * (radius[i] + radius[j]):
+                    continue
             dx = pos[i, 0] - pos[j, 0]
             dy = pos[i, 1] - pos[j, 1]
             dz = pos[i, 2] - pos[j, 2]
@@ -145,15 +150,16 @@ def _node_pairs(pos, radius, vel, chain, arc, candidates, margin, dt, arc_factor
     return out[:count].copy()
 
 
-def detect_node_pairs(model: Model, pos, radius, vel, node, chain, arc, dt: float):
-    """Sphere-sphere D-contacts between node points that belong to a chain (rod self-contact and rod-rod).
+def detect_node_pairs(model: Model, pos, radius, vel, node, chain, rest, dt: float):
+    """Sphere-sphere D-contacts between node points that belong to a chain (rod and FEM self-contact, rod-rod,
+    FEM-FEM, rod-FEM); ``rest``: rest coordinates of each point (see ``contacts.self_contact_layout``).
 
     Yields (i, j, frame, gap, position): the normal points from node j to node i.
     """
     candidates = np.flatnonzero(node & (chain >= 0)).astype(np.int64)
     if len(candidates) < 2:
         return
-    pairs = _node_pairs(pos, radius, vel, chain, arc, candidates, model.contact_margin, dt, SELF_CONTACT_ARC)
+    pairs = _node_pairs(pos, radius, vel, chain, rest, candidates, model.contact_margin, dt, SELF_CONTACT_ARC)
     frame = np.zeros((3, 3))
     for i, j in pairs:
         d = pos[i] - pos[j]

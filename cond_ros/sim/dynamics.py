@@ -19,7 +19,8 @@ import scipy.sparse as sp
 from numba import prange
 
 from .jit import kernel, parallel_kernel
-from .model import Model, PointKind
+from .fem.elements import assemble_tetrahedra
+from .model import DampingPolicy, Model, PointKind
 from .potentials import add_block, assemble_model_potentials
 from .rigid import quat_to_matrix
 from .robot_dynamics import assemble_robots
@@ -39,6 +40,7 @@ class SystemPattern:
         block_slot: data index of a block's first column in each of its rows, shape (pair_count, max size).
         diag_pair: pair id of each group's diagonal block, shape (group_count,).
         potential_pairs: pair ids (aa, ab, ba, bb) of each potential, -1 where an end is the world.
+        tet_pairs: pair id of nodes (i, j) of each tetrahedron at [t, 4 i + j], shape (tet_count, 16).
     """
 
     group_dof: np.ndarray
@@ -49,6 +51,7 @@ class SystemPattern:
     block_slot: np.ndarray
     diag_pair: np.ndarray
     potential_pairs: np.ndarray
+    tet_pairs: np.ndarray
 
     @property
     def nnz(self) -> int:
@@ -78,6 +81,8 @@ def build_pattern(model: Model) -> SystemPattern:
     dof = np.concatenate([[0], np.cumsum(size)[:-1]]).astype(np.int64) if n_groups else np.zeros(0, np.int64)
     ends = potential_groups(model)
     both = ends[(ends[:, 0] >= 0) & (ends[:, 1] >= 0) & (ends[:, 0] != ends[:, 1])]
+    tet_edges = model.tet_nodes[:, np.array([[i, j] for i in range(4) for j in range(i + 1, 4)])].reshape(-1, 2)
+    both = np.concatenate([both, tet_edges])  # a particle's group is its index
     pairs = np.concatenate([np.column_stack([np.arange(n_groups)] * 2), both, both[:, ::-1]]).astype(np.int64)
     pairs = np.unique(pairs, axis=0)  # sorted by (row group, column group)
     pair_id = {(int(g), int(h)): i for i, (g, h) in enumerate(pairs)}
@@ -105,9 +110,11 @@ def build_pattern(model: Model) -> SystemPattern:
             if g >= 0 and h >= 0:
                 pot_pairs[u, k] = pair_id[(int(g), int(h))]
     diag = np.array([pair_id[(g, g)] for g in range(n_groups)], dtype=np.int64)
+    tet_pairs = np.array([[pair_id[(int(a), int(b))] for a in nodes for b in nodes] for nodes in model.tet_nodes],
+                         dtype=np.int64).reshape(-1, 16)
     kind = np.repeat(np.array([GROUP_PARTICLE, GROUP_BODY, GROUP_ROBOT], np.int64),
                      [model.particle_count, model.body_count, len(model.robots)])
-    return SystemPattern(dof, size, kind, indptr, indices, block_slot, diag, pot_pairs)
+    return SystemPattern(dof, size, kind, indptr, indices, block_slot, diag, pot_pairs, tet_pairs)
 
 
 @dataclasses.dataclass
@@ -277,6 +284,10 @@ def assemble(model: Model, pattern: SystemPattern, state, control, dt: float,
                      model.body_inertia, state.body_quat, state.body_qd, control.body_wrench, model.gravity,
                      model.integration_theta * dt, pattern.group_dof, pattern.diag_pair, pattern.block_slot, data, b)
     assemble_model_potentials(model, pattern, state, dt, data, b)
+    if model.tet_count:
+        assemble_tetrahedra(model.tet_nodes, model.tet_rest_shape_inverse, model.tet_rest_volume, model.tet_lame,
+                            model.tet_damping_time, model.damping_policy == DampingPolicy.GEOMETRIC, state.particle_q,
+                            model.integration_theta * dt, pattern.tet_pairs, pattern.block_slot, data, b)
     if model.robots:
         assemble_robots(model, pattern, state, control, dt, data, b)
     if vn_dof is None:

@@ -102,6 +102,15 @@ class Model:
             rule keeps flipping sign every step (amplification -(1 - theta) / theta at infinite stiffness).
         contact_point_chain, contact_point_arc: chain id (-1 for none) and arc position [m] of node points,
             for self-contact between nodes of one chain that are far apart along it.
+        particle_contact: the particle is a contact node (FEM surface nodes and free particles; interior FEM
+            nodes are not), shape (particle_count,).
+        particle_object: deformable object (FEM body) of each particle, -1 for a free particle; nodes of one
+            object touch each other only when they were far apart at rest (self-contact), (particle_count,).
+        tet_nodes: particle indices of each co-rotational tetrahedron (``fem.elements``), shape (tet_count, 4).
+        tet_rest_shape_inverse: D_m^-1, the inverse of the rest edge matrix [1/m], shape (tet_count, 3, 3).
+        tet_rest_volume: [m^3], shape (tet_count,).
+        tet_lame: Lame's (mu, lambda) [Pa], shape (tet_count, 2).
+        tet_damping_time: c of the element damping C = c K_e [s], shape (tet_count,).
     """
 
     gravity: np.ndarray
@@ -159,6 +168,17 @@ class Model:
     contact_point_chain: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))
     contact_point_arc: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
     integration_theta: float = 0.5
+    particle_contact: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, bool))
+    particle_object: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))
+    tet_nodes: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 4), np.int64))
+    tet_rest_shape_inverse: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 3, 3)))
+    tet_rest_volume: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+    tet_lame: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 2)))
+    tet_damping_time: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+
+    @property
+    def tet_count(self) -> int:
+        return len(self.tet_nodes)
 
     @property
     def body_dof_start(self) -> int:
