@@ -4,6 +4,10 @@
     cond-ros bench NAME [--json] [--quick] [--out FILE]
     cond-ros launch NAME [--scene S] [--real-time-factor R] [--lockstep] [--use-sim-time true|false]
     cond-ros scenes
+    cond-ros record SCENE --out BAG [--duration S] [--storage mcap|sqlite3]
+    cond-ros replay BAG --scene SCENE --out BAG [--drive auto|commands|joint_states] [--duration S]
+    cond-ros compare REAL SIM --real-topic T [--sim-topic T] [--lag none|auto|S] [--tare [S]] [--window S]
+                     [--transform X Y Z ROLL PITCH YAW] [--rate HZ] [--out DIR] [--json]
 """
 from __future__ import annotations
 
@@ -111,6 +115,168 @@ def _cmd_launch(args) -> int:
         return 2
 
 
+def _sim_config(command: str, args):
+    """The node parameters that ``record`` and ``replay`` take (None and a message on stderr if invalid)."""
+    from .ros.config import ConfigError, validate_config
+    values = dict(scene=args.scene, dt=args.dt or 0.0, solver=args.solver or "",
+                  gravity_compensation=not args.no_gravity_compensation)
+    if args.sensor_noise is not None:
+        values["sensor_noise"] = args.sensor_noise == "true"
+    if args.sensor_seed is not None:
+        values["sensor_seed"] = args.sensor_seed
+    try:
+        return validate_config(values)
+    except ConfigError as exc:
+        print(f"cond-ros {command}: {exc}", file=sys.stderr)
+        return None
+
+
+def _bag_tool(command: str, run, *, json_errors: bool = False) -> int:
+    """Run ``run()``; a bad bag, scene or option is printed with exit code 2 (nothing is left behind). With
+    ``json_errors`` the error is also printed as the one JSON object ``{"valid": false, "error": ...}``."""
+    from .bags.io import BagError
+    from .ros.config import ConfigError
+    try:
+        return run()
+    except (BagError, ConfigError, ValueError, OSError) as exc:
+        print(f"cond-ros {command}: {exc}", file=sys.stderr)
+        if json_errors:
+            print(json.dumps(dict(valid=False, error=str(exc))))
+        return 2
+
+
+def _cmd_record(args) -> int:
+    from .bags.record import record_scene
+    config = _sim_config("record", args)
+    if config is None:
+        return 2
+
+    def run():
+        summary = record_scene(config, args.out, duration_s=args.duration, storage=args.storage,
+                               progress=not args.quiet)
+        print(f"recorded {summary.steps} steps ({summary.simulated_s:g} s simulated) of {args.scene} in "
+              f"{summary.wall_s:.1f} s to {summary.out}: "
+              + ", ".join(f"{topic} {n}" for topic, n in summary.counts.items()))
+        return 0
+    return _bag_tool("record", run)
+
+
+def _cmd_replay(args) -> int:
+    from .bags.replay import replay_bag
+    config = _sim_config("replay", args)
+    if config is None:
+        return 2
+
+    def run():
+        summary = replay_bag(args.bag, args.out, config, drive=args.drive, joint_states_topic=args.joint_states_topic,
+                             start_ns=args.start_ns, duration_s=args.duration, storage=args.storage,
+                             progress=not args.quiet)
+        print(f"replayed {summary.steps} steps of {args.scene} driven by {summary.drive} "
+              f"({', '.join(summary.topics_in)}) from stamp {summary.t0_ns} ns in {summary.wall_s:.1f} s to "
+              f"{summary.out}: " + ", ".join(f"{topic} {n}" for topic, n in summary.counts.items()))
+        for warning in summary.warnings:
+            print(f"warning: {warning}")
+        return 0
+    return _bag_tool("replay", run)
+
+
+def _lag_option(text: str):
+    if text in ("none", "auto"):
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected none, auto or a lag in seconds, got {text!r}") from None
+
+
+def _cmd_compare(args) -> int:
+    from .bags.compare import CompareOptions, compare_bags
+    from .bags.frames import WrenchTransform
+    from .bags.report import summary_text, write_report
+
+    def run():
+        transform = None
+        if args.transform is not None:
+            transform = WrenchTransform.from_xyz_rpy(args.transform[:3], args.transform[3:])
+        options = CompareOptions(real_topic=args.real_topic, sim_topic=args.sim_topic, lag=args.lag,
+                                 max_lag_s=args.max_lag, tare_s=args.tare, window_s=args.window, transform=transform,
+                                 rate_hz=args.rate, stamps=args.stamps)
+        comparison = compare_bags(args.real, args.sim, options, progress=not (args.quiet or args.json))
+        files = write_report(comparison, args.out, plots=not args.no_plots)
+        if args.json:
+            result = comparison.to_dict()
+            result["files"] = files
+            print(json.dumps(result, allow_nan=False))
+        else:
+            print(summary_text(comparison))
+            print(f"report: {files['markdown']}")
+        return 0
+    return _bag_tool("compare", run, json_errors=args.json)
+
+
+def _add_sim_options(parser) -> None:
+    parser.add_argument("--out", required=True, help="the bag to write (a new rosbag2 directory)")
+    parser.add_argument("--storage", choices=("mcap", "sqlite3"), default="mcap", help="bag storage (default mcap)")
+    parser.add_argument("--duration", type=float, default=None, help="simulated seconds to run")
+    parser.add_argument("--dt", type=float, default=None, help="time step [s] (default: the scene's)")
+    parser.add_argument("--solver", default=None, help="contact solver (cond, penalty; default: the scene's)")
+    parser.add_argument("--sensor-noise", choices=("true", "false"), default=None,
+                        help="F/T readings with the scene's noise (default true, as the node)")
+    parser.add_argument("--sensor-seed", type=int, default=None, help="seed of the F/T noise (default: the scene's)")
+    parser.add_argument("--no-gravity-compensation", action="store_true",
+                        help="do not add g(q) to the joint efforts (the node's gravity_compensation:=false)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _add_bag_parsers(sub) -> None:
+    record = sub.add_parser("record", help="run a scene in-process (its script through the demo controller) and "
+                                           "write the node's topics to a bag, without ROS")
+    record.add_argument("scene", help="scene name (see `cond-ros scenes`) or scene YAML path")
+    _add_sim_options(record)
+    record.set_defaults(func=_cmd_record)
+    replay = sub.add_parser("replay", help="drive the sim from a bag's commands or joint states, in lockstep, and "
+                                           "write its joint states, F/T and contact wrenches to a new bag")
+    replay.add_argument("bag", help="the recorded bag (rosbag2 directory, .mcap or .db3)")
+    replay.add_argument("--scene", required=True, help="scene name or scene YAML path of the sim to replay")
+    _add_sim_options(replay)
+    replay.add_argument("--drive", choices=("auto", "commands", "joint_states"), default="auto",
+                        help="what drives the sim: the node's command topics, or recorded joint states as position "
+                             "targets (default auto: commands if the bag has any)")
+    replay.add_argument("--joint-states-topic", default="/joint_states", help="joint states to drive from "
+                                                                               "(default /joint_states)")
+    replay.add_argument("--start-ns", type=int, default=None,
+                        help="the bag stamp [ns] of simulated time 0 (default: the bag's first log time for "
+                             "commands, the first joint state's stamp for joint states)")
+    replay.set_defaults(func=_cmd_replay)
+    compare = sub.add_parser("compare", help="compare a real and a simulated wrench topic: RMSE, MAE, max error, "
+                                             "bias, correlation per axis; markdown report and plots")
+    compare.add_argument("real", help="the bag recorded on the robot")
+    compare.add_argument("sim", help="the simulated bag (e.g. from cond-ros replay)")
+    compare.add_argument("--real-topic", required=True, help="WrenchStamped topic of the real bag")
+    compare.add_argument("--sim-topic", default=None,
+                         help="WrenchStamped topic of the sim bag (default: its only /cond_sim/ft/*/ground_truth)")
+    compare.add_argument("--lag", type=_lag_option, default="none",
+                         help="remove a constant lag: none (default), auto (cross-correlation) or seconds; "
+                              "positive: the real data come later than the sim's")
+    compare.add_argument("--max-lag", type=float, default=1.0, help="auto: largest lag considered [s] (default 1)")
+    compare.add_argument("--tare", type=float, nargs="?", const=1.0, default=None,
+                         help="remove each series' mean over the first S seconds (default S = 1) of the overlap, "
+                              "as a sensor is tared; the difference is reported as the real sensor's bias")
+    compare.add_argument("--window", type=float, default=5.0, help="window of the windowed metrics [s] (default 5)")
+    compare.add_argument("--transform", type=float, nargs=6, metavar=("X", "Y", "Z", "ROLL", "PITCH", "YAW"),
+                         default=None, help="pose of the sim's wrench frame in the real sensor's frame [m, rad]; "
+                                            "needed when the frame_ids differ")
+    compare.add_argument("--rate", type=float, default=None,
+                         help="resample both onto a uniform grid at this rate [Hz] (default: the real's stamps)")
+    compare.add_argument("--stamps", choices=("header", "log"), default="header",
+                         help="time of a message: header.stamp (default) or the bag's log time")
+    compare.add_argument("--out", default="compare_report", help="report directory (default compare_report)")
+    compare.add_argument("--no-plots", action="store_true", help="no PNG plots")
+    compare.add_argument("--json", action="store_true", help="print one JSON object (the report) and nothing else")
+    compare.add_argument("--quiet", action="store_true", help="no progress bars")
+    compare.set_defaults(func=_cmd_compare)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cond-ros", description="COND contact simulation for ROS 2.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -148,6 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
     launch.set_defaults(func=_cmd_launch)
     scenes = sub.add_parser("scenes", help="list built-in scenes")
     scenes.set_defaults(func=_cmd_scenes)
+    _add_bag_parsers(sub)
     return parser
 
 

@@ -35,6 +35,14 @@ class DriveMode(enum.IntEnum):
     EFFORT = 2
 
 
+# the node's command topics (relative to its namespace) and their message types
+JOINT_COMMAND_TOPIC = "joint_command"  # sensor_msgs/JointState
+TRAJECTORY_TOPIC = "joint_trajectory_controller/joint_trajectory"  # trajectory_msgs/JointTrajectory
+FORWARD_TOPICS = (("forward_position_controller/commands", DriveMode.POSITION),  # std_msgs/Float64MultiArray
+                  ("forward_velocity_controller/commands", DriveMode.VELOCITY),
+                  ("forward_effort_controller/commands", DriveMode.EFFORT))
+
+
 @dataclasses.dataclass(frozen=True)
 class JointLimits:
     """Per-DOF limits over all robots, in robot_* order: position [rad or m], |velocity|, |effort|."""
@@ -274,3 +282,20 @@ class CommandState:
                 kin.update(control.robot_q_target[lo:hi])
                 control.robot_effort[lo:hi] += kin.bias_forces(np.zeros(hi - lo), model.gravity)
         return control
+
+
+def script_commands(script, model: Model, t: float) -> list:
+    """(names, positions, velocities, efforts) per JointState command that the demo controller sends for a
+    scene's script at time ``t``: one for the position-driven joints of the script's robot and one for the
+    effort-driven ones (when any); the values not sent are None."""
+    control = script.control(t)
+    lo, hi = model.robot_dof_offset[script.robot], model.robot_dof_offset[script.robot + 1]
+    names = np.array(model.robots[script.robot].dof_name)
+    by_effort = control.robot_drive_stiffness[lo:hi] == 0.0
+    out = []
+    if (~by_effort).any():
+        out.append((names[~by_effort].tolist(), control.robot_q_target[lo:hi][~by_effort],
+                    control.robot_qd_target[lo:hi][~by_effort], None))
+    if by_effort.any():
+        out.append((names[by_effort].tolist(), None, None, control.robot_effort[lo:hi][by_effort]))
+    return out

@@ -13,6 +13,7 @@ import os
 
 SOLVER_NAMES = ("cond", "penalty")  # the registry of cond_ros.sim.solvers, without importing numba here
 NS_PER_S = 1_000_000_000
+RECORD_STORAGES = ("mcap", "sqlite3")  # rosbag2 storages of record_bag (cond_ros.bags.io.STORAGES)
 
 
 class ConfigError(ValueError):
@@ -67,6 +68,9 @@ PARAMETERS = (
                   read_only=False),
     ParameterSpec("command_joints", [], "joint order of the Float64MultiArray commands; empty = every DOF in "
                                         "/joint_states order"),
+    ParameterSpec("record_bag", "", "write the published clock, joint states, F/T and contact wrenches and the "
+                                    "received commands to this new rosbag2 directory; empty = off"),
+    ParameterSpec("record_storage", "mcap", "storage of record_bag: mcap or sqlite3"),
 )
 SPECS = {spec.name: spec for spec in PARAMETERS}
 LIVE_PARAMETERS = tuple(spec.name for spec in PARAMETERS if not spec.read_only)
@@ -97,6 +101,8 @@ class SimConfig:
     diagnostics_period: float
     warning_period: float
     command_joints: tuple
+    record_bag: str = ""
+    record_storage: str = "mcap"
 
 
 def _check(spec: ParameterSpec, value) -> str | None:
@@ -132,6 +138,13 @@ def check_parameter(name: str, value) -> str | None:
         return f"solver: expected one of {', '.join(SOLVER_NAMES)} or empty, got {value!r}"
     if name == "command_joints" and len(set(value)) != len(value):
         return f"command_joints: names repeat: {list(value)}"
+    if name == "record_storage" and value not in RECORD_STORAGES:
+        return f"record_storage: expected one of {', '.join(RECORD_STORAGES)}, got {value!r}"
+    if name == "record_bag" and value:
+        if os.path.lexists(value):
+            return f"record_bag: {value!r} exists already; choose a new path"
+        if not os.path.isdir(os.path.dirname(os.path.abspath(value))):
+            return f"record_bag: the directory of {value!r} does not exist"
     return None
 
 

@@ -10,33 +10,17 @@ from __future__ import annotations
 
 import sys
 
-import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
 from . import messages
+from .commands import script_commands  # noqa: F401 (the control law; plain, shared with cond_ros.bags.record)
 from .config import ConfigError
 from .node import DEFAULT_QOS, JOINT_COMMAND_TOPIC, run_node
 from .sim_setup import load_scene_parameter
 
 NODE_NAME = "cond_demo_controller"
-
-
-def script_commands(script, model, t: float) -> list:
-    """(names, positions, velocities, efforts) per JointState command of the script at time ``t``: one for
-    the position-driven joints of the script's robot and one for the effort-driven ones (when any)."""
-    control = script.control(t)
-    lo, hi = model.robot_dof_offset[script.robot], model.robot_dof_offset[script.robot + 1]
-    names = np.array(model.robots[script.robot].dof_name)
-    by_effort = control.robot_drive_stiffness[lo:hi] == 0.0
-    out = []
-    if (~by_effort).any():
-        out.append((names[~by_effort].tolist(), control.robot_q_target[lo:hi][~by_effort],
-                    control.robot_qd_target[lo:hi][~by_effort], None))
-    if by_effort.any():
-        out.append((names[by_effort].tolist(), None, None, control.robot_effort[lo:hi][by_effort]))
-    return out
 
 
 class DemoController(Node):

@@ -23,6 +23,7 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.serialization import serialize_message
 from rclpy.task import Future
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
@@ -33,13 +34,13 @@ from visualization_msgs.msg import MarkerArray
 
 from ..sim import ModelError, SimulationError
 from . import messages
-from .commands import CommandError, CommandState, DriveMode, forward_targets, joint_state_targets, joint_trajectory
+from .commands import (FORWARD_TOPICS, JOINT_COMMAND_TOPIC, TRAJECTORY_TOPIC, CommandError, CommandState,
+                       forward_targets, joint_state_targets, joint_trajectory)
 from .config import PARAMETERS, SPECS, ConfigError, check_parameter, validate_config
-from .contact_wrenches import BodyNames, pair_wrenches
 from .joint_names import JointNameMap, UnknownJointError, model_joint_names
-from .outputs import (RateDivider, JointStateLayout, cable_polyline, collider_shapes, link_frames, robot_kinematics,
-                      sensor_frame_id)
+from .outputs import cable_polyline, collider_shapes, link_frames, robot_kinematics
 from .pacing import Pacer
+from .publication import CLOCK_TOPIC, JOINT_STATES_TOPIC, StepOutputs, topic_token  # noqa: F401 (topic_token: API)
 from .sim_services import create_simulation_interfaces
 from .sim_setup import build_scene, warm_up
 from .stepping import LockstepGate, SimClock, StepRequests
@@ -53,19 +54,8 @@ except ImportError:
 NODE_NAME = "cond_sim"
 IDLE_WAIT = 0.1  # [s] longest wait for callbacks while nothing is due (a callback ends it at once)
 MAX_CALLBACKS_PER_LOOP = 100  # callbacks served between two steps at most, so a flood cannot stall stepping
-JOINT_COMMAND_TOPIC = "joint_command"
-TRAJECTORY_TOPIC = "joint_trajectory_controller/joint_trajectory"
-FORWARD_TOPICS = (("forward_position_controller/commands", DriveMode.POSITION),
-                  ("forward_velocity_controller/commands", DriveMode.VELOCITY),
-                  ("forward_effort_controller/commands", DriveMode.EFFORT))
 CLOCK_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT, history=HistoryPolicy.KEEP_LAST)
 DEFAULT_QOS = 10  # reliable, keep last 10: the RMW default, as the ros2_controllers broadcasters use
-
-
-def topic_token(name: str) -> str:
-    """``name`` made valid as one token of a topic name."""
-    token = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
-    return token if token[:1].isalpha() else f"_{token}"
 
 
 def _descriptor(spec) -> ParameterDescriptor:
@@ -100,8 +90,8 @@ class SimNode(Node):
         except (UnknownJointError, ValueError) as exc:
             raise ConfigError(f"command_joints: {exc}") from None
         self.commands = CommandState(model)
-        self.layout = JointStateLayout.from_model(model)
-        self.bodies = BodyNames(model, self.scene.cables)
+        self.outputs = StepOutputs(self.scene, self.config)  # what is due on which topic, each step
+        self.layout = self.outputs.layout
         self.kinematics = robot_kinematics(model)
         self.colliders = collider_shapes(model)
         self.clock = SimClock(self.sim.dt)
@@ -110,8 +100,7 @@ class SimNode(Node):
         self.pacer = Pacer(self.sim.dt, self.config.real_time_factor)
         self.throttle = WarningThrottle(self.config.warning_period)
         self.steps_per_trigger = self.config.steps_per_trigger
-        self.rates = {name: RateDivider(getattr(self.config, f"{name}_rate"), self.sim.dt)
-                      for name in ("joint_state", "ft", "contact_wrench", "marker", "tf")}
+        self.rates = self.outputs.rates
         self.on_step = None  # optional callback(stamp_ns, start, stepped, published) (benchmarks)
         self.last_stats = None
         self._callbacks = 0  # callbacks of this node run so far (the loop drains ready ones between steps)
@@ -163,32 +152,81 @@ class SimNode(Node):
     # -- interfaces ------------------------------------------------------------------------------------
 
     def _create_interfaces(self) -> None:
-        self.clock_pub = self.create_publisher(Clock, "/clock", CLOCK_QOS)
-        self.joint_state_pub = self.create_publisher(JointState, "joint_states", DEFAULT_QOS)
-        self.ft_pubs = []
-        for sensor in self.scene.sensors:
-            topic = f"~/ft/{topic_token(sensor.spec.name)}"
-            self.ft_pubs.append((self.create_publisher(WrenchStamped, topic, DEFAULT_QOS),
-                                 self.create_publisher(WrenchStamped, f"{topic}/ground_truth", DEFAULT_QOS),
-                                 sensor_frame_id(sensor.spec)))
-        self.pair_pubs = {}  # (body a, body b) -> publisher, created at the pair's first contact
+        self.recorder = self._open_recording()
+        self.clock_pub = self._publisher(Clock, CLOCK_TOPIC, CLOCK_QOS)
+        self.joint_state_pub = self._publisher(JointState, JOINT_STATES_TOPIC, DEFAULT_QOS)
+        self.wrench_pubs = {}  # topic -> publisher: F/T from the start, contact pairs from their first contact
+        for measured, truth, _ in self.outputs.ft:
+            for topic in (measured, truth):
+                self.wrench_pubs[topic] = self._publisher(WrenchStamped, topic, DEFAULT_QOS)
         self.marker_pub = self.create_publisher(MarkerArray, "~/markers", DEFAULT_QOS)
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", DEFAULT_QOS)
         self.tf_pub = self.create_publisher(TFMessage, "/tf", 100) if TFMessage is not None else None
         limits = self.commands.limits
-        self.create_subscription(JointState, JOINT_COMMAND_TOPIC, lambda msg: self._command(
+        self._subscribe(JointState, JOINT_COMMAND_TOPIC, lambda msg: self._command(
             JOINT_COMMAND_TOPIC, lambda: joint_state_targets(self.names, limits, *messages.joint_state_fields(msg)),
-            self.commands.apply), DEFAULT_QOS)
-        self.create_subscription(JointTrajectory, TRAJECTORY_TOPIC, lambda msg: self._command(
-            TRAJECTORY_TOPIC, lambda: self._trajectory(msg), self.commands.follow), DEFAULT_QOS)
+            self.commands.apply))
+        self._subscribe(JointTrajectory, TRAJECTORY_TOPIC, lambda msg: self._command(
+            TRAJECTORY_TOPIC, lambda: self._trajectory(msg), self.commands.follow))
         for topic, mode in FORWARD_TOPICS:
-            self.create_subscription(Float64MultiArray, topic, lambda msg, topic=topic, mode=mode: self._command(
-                topic, lambda: forward_targets(limits, self.command_dofs, mode, msg.data), self.commands.apply),
-                DEFAULT_QOS)
+            self._subscribe(Float64MultiArray, topic, lambda msg, topic=topic, mode=mode: self._command(
+                topic, lambda: forward_targets(limits, self.command_dofs, mode, msg.data), self.commands.apply))
         self.create_service(SetBool, "~/pause", self._on_pause)
         self.create_service(Trigger, "~/step", self._on_step)
         self.create_service(Trigger, "~/reset", self._on_reset)
         self.simulation_interfaces = create_simulation_interfaces(self)
+
+    def _publisher(self, kind, topic: str, qos):
+        """A publisher; with ``record_bag`` set, one that also writes what it publishes to the bag."""
+        publisher = self.create_publisher(kind, topic, qos)
+        return _RecordedPublisher(publisher, self) if self.recorder is not None else publisher
+
+    def _subscribe(self, kind, topic: str, callback) -> None:
+        """A command subscription; with ``record_bag`` set, each message is also written to the bag (at the
+        simulated time it arrived, the time from which the sim applies it)."""
+        if self.recorder is not None:
+            handle = callback
+
+            def callback(msg, handle=handle, topic=self.resolve_topic_name(topic)):
+                self.record(topic, msg)
+                handle(msg)
+        self.create_subscription(kind, topic, callback, DEFAULT_QOS)
+
+    # -- recording (record_bag) ------------------------------------------------------------------------
+
+    def _open_recording(self):
+        if not self.config.record_bag:
+            return None
+        from ..bags.io import BagError, BagWriter
+        try:
+            return BagWriter(self.config.record_bag, storage=self.config.record_storage).open()
+        except BagError as exc:
+            raise ConfigError(f"record_bag: {exc}") from None
+
+    def record(self, topic: str, msg) -> None:
+        """Write ``msg`` (published on or received from the absolute ``topic``) to the bag, at the current
+        simulated time. A write error stops the recording and drops the bag; the simulation goes on."""
+        if self.recorder is None:
+            return
+        kind = type(msg)
+        msgtype = f"{kind.__module__.split('.')[0]}/msg/{kind.__name__}"
+        try:
+            self.recorder.write_raw(topic, msgtype, self.clock.stamp_ns, serialize_message(msg))
+        except Exception as exc:  # noqa: BLE001 (a full disk must not stop the simulation)
+            recorder, self.recorder = self.recorder, None
+            recorder.abort()
+            self.get_logger().error(f"record_bag: writing {topic} failed ({exc}); recording stopped, bag dropped")
+
+    def close_recording(self) -> None:
+        """Finish the ``record_bag`` bag (it appears at its path only now)."""
+        recorder, self.recorder = getattr(self, "recorder", None), None
+        if recorder is not None:
+            recorder.close()
+            self.get_logger().info(f"record_bag: wrote {recorder.path} ({sum(recorder.counts.values())} messages)")
+
+    def destroy_node(self):
+        self.close_recording()
+        return super().destroy_node()
 
     def _trajectory(self, msg):
         names, stamp, points = messages.trajectory_fields(msg)
@@ -334,15 +372,13 @@ class SimNode(Node):
         """Everything due at this step; ``readings`` (F/T, one per sensor) is None before the first step."""
         ns, step, state = self.clock.stamp_ns, self.clock.steps, self.sim.state
         self.clock_pub.publish(messages.clock(ns))
-        if self.rates["joint_state"].due(step):
-            self.joint_state_pub.publish(messages.joint_state(self.layout.names, *self.layout.values(state), ns))
-        if readings is not None and self.rates["ft"].due(step):
-            for (measured_pub, true_pub, frame), reading in zip(self.ft_pubs, readings):
-                if reading.updated:
-                    measured_pub.publish(messages.wrench(reading.wrench, frame, ns))
-                true_pub.publish(messages.wrench(reading.true_wrench, frame, ns))
-        if readings is not None and self.rates["contact_wrench"].due(step):
-            self._publish_contact_wrenches(ns)
+        joint_state = self.outputs.joint_state(step, state)
+        if joint_state is not None:
+            self.joint_state_pub.publish(messages.joint_state(*joint_state, ns))
+        for out in self.outputs.wrenches(step, readings, self.sim.contacts):
+            if out.topic not in self.wrench_pubs:  # a body pair's first contact
+                self.wrench_pubs[out.topic] = self._publisher(WrenchStamped, out.topic, DEFAULT_QOS)
+            self.wrench_pubs[out.topic].publish(messages.wrench(out.values, out.frame_id, ns))
         if self.rates["marker"].due(step):
             cables = [(f"cable{i}", cable_polyline(self.sim.model, state, rod), rod.material.radius)
                       for i, rod in enumerate(self.scene.cables)]
@@ -351,17 +387,6 @@ class SimNode(Node):
         if self.tf_pub is not None and self.rates["tf"].due(step):
             frames = link_frames(self.sim.model, state, self.kinematics, self.scene.sensors)
             self.tf_pub.publish(TFMessage(transforms=messages.transforms(frames, ns)))
-
-    def _publish_contact_wrenches(self, ns: int) -> None:
-        """One WrenchStamped per body pair in contact; a pair seen before and now apart gets zeros."""
-        wrenches = pair_wrenches(self.bodies, self.sim.contacts)
-        for pair in wrenches:
-            if pair not in self.pair_pubs:
-                topic = f"~/contact_wrench/{topic_token(pair[0])}/{topic_token(pair[1])}"
-                self.pair_pubs[pair] = self.create_publisher(WrenchStamped, topic, DEFAULT_QOS)
-        for pair, publisher in self.pair_pubs.items():
-            values = wrenches.get(pair)
-            publisher.publish(messages.wrench(values if values is not None else [0.0] * 6, "world", ns))
 
     def _publish_diagnostics(self) -> None:
         summary = self.pacer.summary()
@@ -378,6 +403,21 @@ class SimNode(Node):
                    f"real-time factor {achieved:.3f} of {target:g}" + (" (slower than the target)" if slow else ""))
         self.diagnostics_pub.publish(messages.diagnostics(f"{NODE_NAME}: stepping", slow or self.lockstep.held > 0,
                                                           message, values, self.clock.stamp_ns))
+
+
+class _RecordedPublisher:
+    """A publisher that also writes each message it publishes to the node's ``record_bag``."""
+
+    def __init__(self, publisher, node: SimNode):
+        self._publisher, self._node = publisher, node
+        self._topic = publisher.topic_name
+
+    def publish(self, msg) -> None:
+        self._publisher.publish(msg)
+        self._node.record(self._topic, msg)
+
+    def __getattr__(self, name):
+        return getattr(self._publisher, name)
 
 
 def run_node(make_node, name: str, args=None, spin=None) -> int:
@@ -402,12 +442,15 @@ def run_node(make_node, name: str, args=None, spin=None) -> int:
 
 
 def spin_until_shutdown(node: SimNode, executor) -> None:
-    """``node.spin(executor)``; a signal that shuts the context down mid-step ends it quietly."""
+    """``node.spin(executor)``; a signal that shuts the context down mid-step ends it quietly. The
+    ``record_bag`` bag is finished however the loop ends."""
     try:
         node.spin(executor)
     except Exception:
         if node.context.ok():
             raise
+    finally:
+        node.close_recording()
 
 
 def main(args=None) -> int:

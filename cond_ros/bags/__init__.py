@@ -1,0 +1,35 @@
+"""Hardware-in-the-loop validation with rosbag2 files, no ROS install needed (``rosbags``).
+
+- ``io``: read and write bags (sqlite3, mcap); :class:`BagError` names the bag and topic of any problem.
+- ``messages``: the ROS messages involved, as ``rosbags`` objects <-> plain data.
+- ``series``: a WrenchStamped topic as a time series.
+- ``frames``: a static wrench transform between sensor frames.
+- ``align``: lag (cross-correlation), resampling with gaps masked, tare.
+- ``metrics``: RMSE, MAE, max error, bias, correlation per axis, whole run and windows.
+- ``compare``: the comparison (``cond-ros compare``); ``report``: markdown, JSON and plots.
+- ``offline_node``: the ``cond_sim`` node's cycle in-process; ``record`` (``cond-ros record``) and
+  ``replay`` (``cond-ros replay``) drive it and write its topics to a bag.
+
+Public names are loaded on first use, so ``import cond_ros.bags`` stays cheap.
+"""
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "BagError": "io", "BagReader": "io", "BagWriter": "io",
+    "WrenchSeries": "series", "read_wrench_series": "series",
+    "WrenchTransform": "frames",
+    "CompareOptions": "compare", "Comparison": "compare", "compare_bags": "compare", "compare_series": "compare",
+    "write_report": "report",
+    "OfflineNode": "offline_node",
+    "record_scene": "record",
+    "replay_bag": "replay",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

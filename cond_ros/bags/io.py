@@ -1,0 +1,249 @@
+"""rosbag2 in and out (sqlite3 and mcap) through the pure-Python ``rosbags`` library, no ROS install.
+
+Every failure is a :class:`BagError` whose message names the bag and, where one is involved, the topic:
+a missing path, a directory without ``metadata.yaml``, a truncated or corrupt file, a missing topic, a
+topic of another message type, a message that does not decode. Readers never return a partial result
+as if it were whole: an error in the middle of a read raises.
+
+:class:`BagWriter` writes into a hidden temporary directory beside the target and renames it into
+place only when it is closed without an error, so a bag at the target path is always complete.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from tqdm import tqdm
+
+STORAGES = ("mcap", "sqlite3")
+BAG_VERSION = 9  # rosbag2 metadata version written (Jazzy, Kilted); rosbags 0.11 requires it explicitly
+
+
+class BagError(Exception):
+    """A bag (and topic) that cannot be used; the message says which and why."""
+
+    def __init__(self, bag, problem: str, topic: str | None = None):
+        self.bag, self.topic, self.problem = str(bag), topic, problem
+        super().__init__(f"{bag}" + (f" [{topic}]" if topic else "") + f": {problem}")
+
+
+@functools.lru_cache(maxsize=1)
+def typestore():
+    """The ROS 2 Kilted message types of ``rosbags`` (serialization without ROS)."""
+    from rosbags.typesys import Stores, get_typestore
+    return get_typestore(Stores.ROS2_KILTED)
+
+
+def decode(raw, msgtype: str):
+    """A CDR message as a ``rosbags`` object.
+
+    Fast DDS (rmw_fastrtps_cpp: what ``ros2 bag`` and ``rclpy.serialization`` store) may leave 4 bytes of
+    padding after a message that ends in an empty sequence (a JointState without efforts); rosbags 0.11
+    accepts at most 3 and raises "size mismatch". Such a message decodes fully before the padding, so it is
+    decoded here without that check; any other error stands.
+    """
+    from rosbags.serde import SerdeError
+    store = typestore()
+    try:
+        return store.deserialize_cdr(raw, msgtype)
+    except SerdeError as exc:
+        if "size mismatch" not in str(exc):
+            raise
+    msgdef = store.get_msgdef(msgtype)
+    decoder = msgdef.deserialize_cdr_le if raw[1] else msgdef.deserialize_cdr_be
+    return decoder(memoryview(raw)[4:], 0, msgdef.cls, store)[0]
+
+
+def progress_bar(iterable=None, *, progress: bool, **kwargs):
+    """A tqdm bar; off with ``progress`` False, and off by itself when stderr is not a terminal."""
+    return tqdm(iterable, disable=None if progress else True, leave=False, **kwargs)
+
+
+class BagReader:
+    """An open bag: its topics, and its messages decoded (use as a context manager).
+
+    ``path`` is a rosbag2 directory (with ``metadata.yaml``) or a single ``.mcap`` / ``.db3`` file.
+    """
+
+    def __init__(self, path):
+        self.path = str(path)
+        self._reader = None
+
+    def __enter__(self) -> "BagReader":
+        from rosbags.rosbag2 import Reader
+        if not os.path.exists(self.path):
+            raise BagError(self.path, "no such bag (give a rosbag2 directory, or a .mcap or .db3 file)")
+        try:
+            reader = Reader(Path(self.path))
+            reader.open()
+        except FileNotFoundError as exc:
+            raise BagError(self.path, f"not a rosbag2 bag: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 (rosbags raises ReaderError, sqlite3 and mcap errors)
+            raise BagError(self.path, f"cannot be read (truncated or corrupt?): {exc}") from None
+        self._reader = reader
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            with contextlib.suppress(Exception):
+                reader.close()
+
+    @property
+    def topics(self) -> dict:
+        """{topic: (message type, message count in the bag's index)}."""
+        return {c.topic: (c.msgtype, c.msgcount) for c in self._reader.connections}
+
+    @property
+    def start_ns(self) -> int:
+        """The earliest log (receive) time in the bag [ns]."""
+        return int(self._reader.start_time)
+
+    @property
+    def end_ns(self) -> int:
+        """The latest log (receive) time in the bag [ns]."""
+        return int(self._reader.end_time) - 1
+
+    def require(self, topic: str, msgtypes) -> str:
+        """The message type of ``topic``, which must be one of ``msgtypes``; else a BagError."""
+        topics = self.topics
+        if topic not in topics:
+            listing = ", ".join(f"{t} ({m})" for t, (m, _) in sorted(topics.items())) or "none"
+            raise BagError(self.path, f"no such topic; the bag has: {listing}", topic)
+        msgtype = topics[topic][0]
+        if msgtype not in msgtypes:
+            raise BagError(self.path, f"is {msgtype}, expected {' or '.join(msgtypes)}", topic)
+        return msgtype
+
+    def messages(self, topics, *, progress: bool = False, desc: str = "read"):
+        """(topic, log time [ns], message) of ``topics``, in log-time order, decoded.
+
+        Raises BagError, naming the topic, when a message does not decode or the file ends early.
+        """
+        connections = [c for c in self._reader.connections if c.topic in set(topics)]
+        if not connections:  # rosbags reads every topic when given none
+            return
+        total = sum(c.msgcount for c in connections)
+        topic, index = None, 0
+        bar = progress_bar(total=total, progress=progress, desc=desc, unit="msg")
+        try:
+            for connection, log_ns, raw in self._reader.messages(connections=connections):
+                topic = connection.topic
+                try:
+                    msg = decode(raw, connection.msgtype)
+                except Exception as exc:  # noqa: BLE001 (a corrupt message raises anything from struct on)
+                    raise BagError(self.path, f"message {index} (log time {log_ns} ns) does not decode as "
+                                              f"{connection.msgtype}: {type(exc).__name__}: {exc}", topic) from None
+                index += 1
+                bar.update()
+                yield topic, int(log_ns), msg
+        except BagError:
+            raise
+        except Exception as exc:  # noqa: BLE001 (the storage layer fails on a file cut short)
+            raise BagError(self.path, f"reading stopped after {index} messages (truncated or corrupt?): "
+                                      f"{type(exc).__name__}: {exc}", topic) from None
+        finally:
+            bar.close()
+
+
+def message_type_name(msg) -> str:
+    """``pkg/msg/Type`` of a ``rosbags`` message (its ``__msgtype__``)."""
+    return msg.__msgtype__
+
+
+class BagWriter:
+    """A new bag at ``path`` (a rosbag2 directory), complete or absent (use as a context manager).
+
+    Args:
+        path: the bag directory to create; it must not exist, and its parent must.
+        storage: ``mcap`` or ``sqlite3``.
+    """
+
+    def __init__(self, path, *, storage: str = "mcap"):
+        self.path = os.path.abspath(str(path))
+        if storage not in STORAGES:
+            raise BagError(path, f"unknown storage {storage!r}; choose {' or '.join(STORAGES)}")
+        if os.path.lexists(self.path):
+            raise BagError(path, "exists already; remove it or choose another output")
+        parent = os.path.dirname(self.path)
+        if not os.path.isdir(parent):
+            raise BagError(path, f"the directory {parent} does not exist")
+        self.storage = storage
+        self._writer = None
+        self._tmp = None
+        self._connections: dict = {}
+        self.counts: dict = {}  # topic -> messages written
+
+    def open(self) -> "BagWriter":
+        from rosbags.rosbag2 import StoragePlugin, Writer
+        name = os.path.basename(self.path)
+        self._tmp = tempfile.mkdtemp(prefix=f".{name}.", suffix=".partial", dir=os.path.dirname(self.path))
+        plugin = StoragePlugin.MCAP if self.storage == "mcap" else StoragePlugin.SQLITE3
+        try:
+            self._writer = Writer(Path(self._tmp) / name, version=BAG_VERSION, storage_plugin=plugin)
+            self._writer.open()
+        except Exception as exc:  # noqa: BLE001
+            self.abort()
+            raise BagError(self.path, f"cannot be written: {exc}") from None
+        return self
+
+    def __enter__(self) -> "BagWriter":
+        return self.open()
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+    def _connection(self, topic: str, msgtype: str):
+        connection = self._connections.get(topic)
+        if connection is None:
+            connection = self._writer.add_connection(topic, msgtype, typestore=typestore())
+            self._connections[topic] = connection
+            self.counts[topic] = 0
+        elif connection.msgtype != msgtype:
+            raise BagError(self.path, f"written as {connection.msgtype}, now {msgtype}", topic)
+        return connection
+
+    def write(self, topic: str, log_ns: int, msg) -> None:
+        """Write a ``rosbags`` message at log time ``log_ns`` [ns]."""
+        msgtype = message_type_name(msg)
+        self.write_raw(topic, msgtype, log_ns, typestore().serialize_cdr(msg, msgtype))
+
+    def write_raw(self, topic: str, msgtype: str, log_ns: int, data) -> None:
+        """Write an already CDR-serialized message (e.g. ``rclpy.serialization.serialize_message``)."""
+        if self._writer is None:
+            raise BagError(self.path, "is not open for writing", topic)
+        if log_ns < 0:
+            raise BagError(self.path, f"log time {log_ns} ns is negative; rosbag2 times are unsigned", topic)
+        self._writer.write(self._connection(topic, msgtype), int(log_ns), data)
+        self.counts[topic] += 1
+
+    def close(self) -> None:
+        """Finish the bag and move it into place."""
+        if self._writer is None:
+            return
+        writer, self._writer = self._writer, None
+        try:
+            writer.close()
+            os.rename(os.path.join(self._tmp, os.path.basename(self.path)), self.path)
+        except Exception as exc:  # noqa: BLE001
+            self.abort()
+            raise BagError(self.path, f"cannot be finished: {exc}") from None
+        os.rmdir(self._tmp)
+        self._tmp = None
+
+    def abort(self) -> None:
+        """Drop everything written; nothing appears at the target path."""
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            with contextlib.suppress(Exception):
+                writer.close()
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None

@@ -1,0 +1,124 @@
+"""The ``cond_sim`` node's cycle in-process and without ROS: commands in, one step, the node's topics out.
+
+Everything that decides what the node does is reused, not repeated: the scene and its parameters
+(``ros.sim_setup``), command validation and the held command (``ros.commands``), joint names
+(``ros.joint_names``), the simulated clock (``ros.stepping``) and which values go on which topic
+(``ros.publication``). So a bag written from here holds the messages the node would have published for
+the same commands, and ``record`` and ``replay`` agree with the node and with each other.
+"""
+from __future__ import annotations
+
+from ..ros.commands import (FORWARD_TOPICS, JOINT_COMMAND_TOPIC, TRAJECTORY_TOPIC, CommandState, JointTargets,
+                            forward_targets, joint_state_targets, joint_trajectory)
+from ..ros.config import ConfigError, SimConfig
+from ..ros.joint_names import JointNameMap, UnknownJointError, model_joint_names
+from ..ros.publication import CLOCK_TOPIC, JOINT_STATES_TOPIC, StepOutputs, resolve_topic
+from ..ros.sim_setup import build_scene, warm_up
+from ..ros.stepping import SimClock
+from . import messages
+
+NS_PER_S = messages.NS_PER_S
+COMMAND_TOPICS = {JOINT_COMMAND_TOPIC: messages.JOINT_STATE, TRAJECTORY_TOPIC: messages.JOINT_TRAJECTORY,
+                  **{topic: messages.FLOAT64_MULTI_ARRAY for topic, _ in FORWARD_TOPICS}}
+_FORWARD_MODES = dict(FORWARD_TOPICS)
+
+
+class OfflineNode:
+    """The node for one :class:`~cond_ros.ros.config.SimConfig`, stepped by the caller.
+
+    Messages are ``rosbags`` objects on absolute topic names (node ``cond_sim`` in namespace ``/``),
+    stamped ``t0_ns`` + steps * dt.
+
+    Raises :class:`~cond_ros.ros.config.ConfigError` for a bad scene or parameter.
+    """
+
+    def __init__(self, config: SimConfig, *, t0_ns: int = 0):
+        self.config = config
+        self.scene = build_scene(config)
+        warm_up(self.scene)
+        self.sim = self.scene.simulator
+        model = self.sim.model
+        dof_names, mimic_names = model_joint_names(model)
+        try:
+            self.names = JointNameMap(dof_names, mimic_names)
+            self.command_dofs = self.names.dofs(config.command_joints or dof_names)[0]
+        except (UnknownJointError, ValueError) as exc:
+            raise ConfigError(f"command_joints: {exc}") from None
+        self.commands = CommandState(model)
+        self.outputs = StepOutputs(self.scene, config)
+        self.clock = SimClock(self.sim.dt)
+        self.t0_ns = int(t0_ns)
+        self.rejected: list = []  # (topic, stamp [ns], reason) of every command the node would have dropped
+
+    @property
+    def stamp_ns(self) -> int:
+        """The current simulated time in the output's time base [ns]."""
+        return self.t0_ns + self.clock.stamp_ns
+
+    def start(self, robot_q=None, robot_qd=None) -> list:
+        """Back to t = 0 (the scene's initial state, or the given joint positions and velocities of every
+        DOF); returns the messages the node publishes before its first step."""
+        state = self.sim.model.state()
+        if robot_q is not None:
+            state.robot_q[:] = robot_q
+        if robot_qd is not None:
+            state.robot_qd[:] = robot_qd
+        self.sim.reset(state)
+        for sensor in self.scene.sensors:
+            sensor.reset()
+        self.commands.reset()
+        if robot_q is not None:
+            self.commands.position[:] = robot_q
+        self.clock.reset()
+        return self._published(None)
+
+    def command(self, topic: str, msg) -> bool:
+        """Apply a command received on the node's ``topic`` (relative name, see ``COMMAND_TOPICS``) as the
+        node does; a command the node would reject is dropped, noted in :attr:`rejected`, and False returned."""
+        limits = self.commands.limits
+        try:
+            if topic == JOINT_COMMAND_TOPIC:
+                self.commands.apply(joint_state_targets(self.names, limits, *messages.joint_state_fields(msg)))
+            elif topic == TRAJECTORY_TOPIC:
+                names, _, points = messages.trajectory_fields(msg)
+                stamp = messages.stamp_ns(msg.header.stamp)
+                now = self.sim.state.time
+                start = (stamp - self.t0_ns) / NS_PER_S if stamp > 0 else now
+                self.commands.follow(joint_trajectory(self.names, limits, names, points, start=start, now=now,
+                                                      current=self.commands.targets(now)[0]))
+            elif topic in _FORWARD_MODES:
+                self.commands.apply(forward_targets(limits, self.command_dofs, _FORWARD_MODES[topic], msg.data))
+            else:
+                raise ValueError(f"{topic} is not a command topic of the node")
+        except Exception as exc:  # noqa: BLE001 (the node drops any bad command; so does this)
+            self.rejected.append((topic, self.stamp_ns, f"{type(exc).__name__}: {exc}"))
+            return False
+        return True
+
+    def hold(self, targets: JointTargets) -> None:
+        """Apply already validated targets (a recorded joint state used as a position command)."""
+        self.commands.apply(targets)
+
+    def step(self) -> list:
+        """One step with the held commands; the (topic, message) pairs the node publishes after it.
+
+        Raises :class:`~cond_ros.sim.SimulationError` (or ModelError) when the step fails.
+        """
+        sim = self.sim
+        control = self.commands.control(sim.state.time, sim.state.robot_q,
+                                        gravity_compensation=self.config.gravity_compensation)
+        sim.step(control)
+        self.clock.advance()
+        readings = [sensor.update(sim.state.time, sim.previous_state, sim.state, sim.contacts, sim.dt)[0]
+                    for sensor in self.scene.sensors]
+        return self._published(readings)
+
+    def _published(self, readings) -> list:
+        ns, step = self.stamp_ns, self.clock.steps
+        out = [(CLOCK_TOPIC, messages.clock(ns))]
+        joint_state = self.outputs.joint_state(step, self.sim.state)
+        if joint_state is not None:
+            out.append((resolve_topic(JOINT_STATES_TOPIC), messages.joint_state(*joint_state, ns)))
+        for wrench in self.outputs.wrenches(step, readings, self.sim.contacts):
+            out.append((resolve_topic(wrench.topic), messages.wrench(wrench.values, wrench.frame_id, ns)))
+        return out

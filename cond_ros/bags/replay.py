@@ -1,0 +1,267 @@
+"""``cond-ros replay``: drive the simulator in lockstep from a bag, write the simulated topics to a new bag.
+
+Offline hardware-in-the-loop validation: the robot's recorded motion goes into the sim, and the sim's
+joint states, F/T readings and contact wrenches come out, stamped in the recorded bag's time base, so
+``compare`` can put them beside the robot's own F/T data.
+
+Two ways to drive it (``drive``):
+
+- ``commands``: the node's command topics as recorded (/joint_command, the joint trajectory and the
+  forward controllers' topics), each applied before the first step that starts at or after its log
+  (arrival) time, exactly as the node applies a command that arrives while its clock shows that time;
+  commands the node would reject are dropped and counted. A bag that ``record`` or the node's
+  ``record_bag`` wrote replays bit for bit.
+- ``joint_states``: a recorded sensor_msgs/JointState topic (the robot's measured motion) as position
+  targets with velocity feed-forward: the step from t to t + dt tracks the recorded positions and
+  velocities at t + dt (linear interpolation per joint; velocities by finite differences where the bag
+  has none), clipped to the model's joint limits. The sim starts at the first recorded positions.
+  Joints the scene does not know are ignored (and listed).
+
+Time base: simulated time 0 is ``start_ns`` (default: the bag's first log time for commands, the first
+joint state's stamp for joint states); step k is stamped start_ns + k dt.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+
+import numpy as np
+
+from ..ros.commands import LIMIT_TOLERANCE, DriveMode, JointTargets
+from ..ros.config import SimConfig
+from ..ros.joint_names import UnknownJointError
+from ..ros.publication import resolve_topic
+from ..sim import ModelError, SimulationError
+from ..sim.articulation import ArticulationKinematics
+from . import messages
+from .io import BagError, BagReader, BagWriter, progress_bar
+from .offline_node import COMMAND_TOPICS, OfflineNode
+from .record import write_all
+
+DRIVES = ("auto", "commands", "joint_states")
+DEFAULT_JOINT_STATES = "/joint_states"
+
+
+@dataclasses.dataclass(frozen=True)
+class ReplaySummary:
+    """What ``replay`` did: driven by what, how many steps from which stamp, what it wrote."""
+
+    bag: str
+    out: str
+    drive: str
+    topics_in: list
+    t0_ns: int
+    steps: int
+    dt: float
+    counts: dict
+    rejected: list  # (topic, stamp [ns], reason) of dropped commands
+    warnings: list
+    wall_s: float
+
+
+@dataclasses.dataclass(frozen=True)
+class JointStateTrack:
+    """Recorded joint motion per DOF: times [s after t0], positions, velocities (NaN where not recorded)."""
+
+    dofs: np.ndarray
+    times: list
+    positions: list
+    velocities: list
+    lower: np.ndarray
+    upper: np.ndarray
+    velocity_limit: np.ndarray
+
+    @classmethod
+    def from_messages(cls, names, limits, samples, t0_ns: int, bag: str, topic: str):
+        """``samples``: (stamp [ns], JointState message); raises BagError if no joint is the model's."""
+        per_dof: dict = {}
+        unknown = set()
+        for stamp, msg in samples:
+            t = (stamp - t0_ns) / messages.NS_PER_S
+            velocity = list(msg.velocity) if len(msg.velocity) == len(msg.name) else None
+            if len(msg.position) != len(msg.name):
+                raise BagError(bag, f"a message at stamp {stamp} ns has {len(msg.position)} positions for "
+                                    f"{len(msg.name)} names", topic)
+            for i, name in enumerate(msg.name):
+                try:
+                    dof = names.dof(name)
+                except UnknownJointError:
+                    unknown.add(name)
+                    continue
+                if dof is not None:
+                    per_dof.setdefault(dof, []).append((t, msg.position[i], velocity[i] if velocity else math.nan))
+        if not per_dof:
+            raise BagError(bag, f"names no joint of the scene's robots (it has {', '.join(sorted(unknown))}; "
+                                f"the scene has {', '.join(names.dof_names)})", topic)
+        dofs = np.array(sorted(per_dof), dtype=np.int64)
+        times, positions, velocities = [], [], []
+        for dof in dofs:
+            rows = np.array(sorted(per_dof[dof], key=lambda row: row[0]), dtype=np.float64)
+            keep = np.concatenate([[True], np.diff(rows[:, 0]) > 0])
+            rows = rows[keep]
+            if not np.all(np.isfinite(rows[:, 1])):
+                raise BagError(bag, f"non-finite position of {names.dof_names[dof]}", topic)
+            times.append(rows[:, 0])
+            positions.append(rows[:, 1])
+            velocities.append(rows[:, 2])
+        track = cls(dofs, times, positions, velocities, limits.lower[dofs], limits.upper[dofs],
+                    limits.velocity[dofs])
+        return track, sorted(unknown)
+
+    def at(self, t: float) -> tuple[np.ndarray, np.ndarray, int]:
+        """(positions, velocities, how many were clipped to the limits) of the track's DOFs at ``t`` [s]."""
+        q, qd = np.empty(len(self.dofs)), np.empty(len(self.dofs))
+        for j, (times, pos, vel) in enumerate(zip(self.times, self.positions, self.velocities)):
+            q[j] = np.interp(t, times, pos)
+            if np.all(np.isfinite(vel)):
+                qd[j] = np.interp(t, times, vel)
+            elif len(times) > 1 and times[0] <= t < times[-1]:
+                k = int(np.searchsorted(times, t, side="right")) - 1
+                qd[j] = (pos[k + 1] - pos[k]) / (times[k + 1] - times[k])
+            else:
+                qd[j] = 0.0
+        clipped_q = np.clip(q, self.lower, self.upper)
+        clipped_qd = np.clip(qd, -self.velocity_limit, self.velocity_limit)
+        clipped = int(np.sum(np.abs(clipped_q - q) > LIMIT_TOLERANCE)
+                      + np.sum(np.abs(clipped_qd - qd) > LIMIT_TOLERANCE))
+        return clipped_q, clipped_qd, clipped
+
+    @property
+    def end_s(self) -> float:
+        return max(float(times[-1]) for times in self.times)
+
+
+class InverseDynamics:
+    """The joint efforts (without gravity, which the node's gravity compensation adds) that make the robots
+    follow a motion: M(q) qdd + C(q, qd) qd, for the DOFs of a :class:`JointStateTrack`."""
+
+    def __init__(self, model, dofs: np.ndarray):
+        self.model, self.dofs = model, dofs
+        self.kinematics = [ArticulationKinematics(art) for art in model.robots]
+
+    def efforts(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, hold_q: np.ndarray) -> np.ndarray:
+        """Efforts of the track's DOFs at their positions, velocities and accelerations ``q``, ``qd``, ``qdd``
+        (the other DOFs at ``hold_q`` with zero velocity and acceleration)."""
+        model = self.model
+        full_q, full_qd, full_qdd = hold_q.copy(), np.zeros_like(hold_q), np.zeros_like(hold_q)
+        full_q[self.dofs], full_qd[self.dofs], full_qdd[self.dofs] = q, qd, qdd
+        out = np.zeros_like(hold_q)
+        for r, kin in enumerate(self.kinematics):
+            lo, hi = model.robot_dof_offset[r], model.robot_dof_offset[r + 1]
+            kin.update(full_q[lo:hi])
+            out[lo:hi] = kin.mass_matrix() @ full_qdd[lo:hi] + kin.bias_forces(full_qd[lo:hi], np.zeros(3))
+        return out[self.dofs]
+
+
+def _command_topics(reader: BagReader) -> dict:
+    """{absolute topic: the node's relative name} of the command topics in the bag (types checked)."""
+    present = {}
+    for relative, msgtype in COMMAND_TOPICS.items():
+        topic = resolve_topic(relative)
+        if topic in reader.topics:
+            reader.require(topic, (msgtype,))
+            present[topic] = relative
+    return present
+
+
+def _stamp_or_log(msg, log_ns: int) -> int:
+    stamp = messages.stamp_ns(msg.header.stamp)
+    return stamp if stamp > 0 else log_ns
+
+
+def replay_bag(bag, out, config: SimConfig, *, drive: str = "auto", joint_states_topic: str = DEFAULT_JOINT_STATES,
+               start_ns: int | None = None, duration_s: float | None = None, storage: str = "mcap",
+               feedforward: bool = True, progress: bool = True) -> ReplaySummary:
+    """Replay ``bag`` through the sim of ``config`` and write the sim's topics to the new bag ``out``.
+
+    Raises BagError (naming the bag and topic) for unusable input or a failed simulation, ConfigError for
+    a bad scene or parameter; no bag is left at ``out`` then.
+    """
+    if drive not in DRIVES:
+        raise ValueError(f"drive: expected one of {', '.join(DRIVES)}, got {drive!r}")
+    if duration_s is not None and not (math.isfinite(duration_s) and duration_s > 0):
+        raise ValueError(f"duration: must be > 0 s, got {duration_s!r}")
+    bag = str(bag)
+    writer = BagWriter(out, storage=storage)  # checks the output path before anything is read
+    with BagReader(bag) as reader:
+        commands = _command_topics(reader)
+        if drive == "auto":
+            drive = "commands" if commands else "joint_states"
+        if drive == "commands":
+            if not commands:
+                raise BagError(bag, "has no command topic of the node ("
+                                    + ", ".join(resolve_topic(t) for t in COMMAND_TOPICS)
+                                    + "); replay recorded joint states with --drive joint_states")
+            events = [(log_ns, index, commands[topic], msg) for index, (topic, log_ns, msg) in enumerate(
+                reader.messages(list(commands), progress=progress, desc="read commands"))]
+            if not events:
+                raise BagError(bag, "the command topics hold no messages", ", ".join(commands))
+            events.sort(key=lambda e: (e[0], e[1]))
+            t0 = reader.start_ns if start_ns is None else int(start_ns)
+            end_ns = reader.end_ns
+            topics_in = list(commands)
+        else:
+            reader.require(joint_states_topic, (messages.JOINT_STATE,))
+            samples = [(_stamp_or_log(msg, log_ns), msg) for _, log_ns, msg in reader.messages(
+                [joint_states_topic], progress=progress, desc=f"read {joint_states_topic}")]
+            if not samples:
+                raise BagError(bag, "has no messages", joint_states_topic)
+            t0 = min(s for s, _ in samples) if start_ns is None else int(start_ns)
+            topics_in = [joint_states_topic]
+    node = OfflineNode(config, t0_ns=t0)
+    dt_ns = node.clock.dt_ns
+    warnings = []
+    if drive == "joint_states":
+        track, unknown = JointStateTrack.from_messages(node.names, node.commands.limits, samples, t0, bag,
+                                                       joint_states_topic)
+        if unknown:
+            warnings.append(f"joints not in the scene, ignored: {', '.join(unknown)}")
+        end_ns = t0 + int(round(track.end_s * messages.NS_PER_S))
+    steps = (int(round(duration_s * messages.NS_PER_S)) if duration_s is not None else end_ns - t0) // dt_ns
+    if steps < 1:
+        raise BagError(bag, f"spans {(end_ns - t0) * 1e-9:.6f} s from the start stamp {t0} ns: less than one step "
+                            f"of {dt_ns * 1e-9:g} s", ", ".join(topics_in))
+    start = time.perf_counter()
+    clipped = 0
+    with writer:
+        if drive == "commands":
+            published = node.start()
+        else:
+            q, qd, clipped = track.at(0.0)
+            robot_q, robot_qd = node.sim.model.robot_q.copy(), np.zeros(node.sim.model.robot_dof_count)
+            robot_q[track.dofs], robot_qd[track.dofs] = q, qd
+            published = node.start(robot_q, robot_qd)
+            dynamics = InverseDynamics(node.sim.model, track.dofs) if feedforward else None
+            dt, theta = dt_ns / messages.NS_PER_S, node.sim.model.integration_theta
+        write_all(writer, published)
+        e = 0
+        for k in progress_bar(range(steps), progress=progress, desc="replay", unit="step"):
+            if drive == "commands":
+                while e < len(events) and events[e][0] <= node.stamp_ns:
+                    node.command(events[e][2], events[e][3])
+                    e += 1
+            else:
+                # the drives act at t + theta dt, where the step evaluates its potentials (robot_dynamics)
+                q, qd_drive, n = track.at((k + theta) * dt)
+                clipped += n
+                effort = None
+                if dynamics is not None:  # the step's mean acceleration, from the velocities at its ends
+                    qd_next = track.at((k + 1) * dt)[1]
+                    effort = dynamics.efforts(q, qd_drive, (qd_next - qd) / dt, node.commands.position)
+                    qd = qd_next
+                node.hold(JointTargets(track.dofs, DriveMode.POSITION, position=q, velocity=qd_drive, effort=effort))
+            try:
+                published = node.step()
+            except (SimulationError, ModelError) as exc:
+                raise BagError(bag, f"the simulation failed at t = {node.sim.state.time:.6f} s: {exc}; no bag "
+                                    "written", ", ".join(topics_in)) from None
+            write_all(writer, published)
+    if clipped:
+        warnings.append(f"{clipped} recorded joint positions or velocities were outside the model's limits and "
+                        "were clipped")
+    if node.rejected:
+        warnings.append(f"{len(node.rejected)} commands were rejected as the node would reject them; first: "
+                        f"{node.rejected[0][0]} at {node.rejected[0][1]} ns: {node.rejected[0][2]}")
+    return ReplaySummary(bag, writer.path, drive, topics_in, t0, steps, node.sim.dt, dict(writer.counts),
+                         list(node.rejected), warnings, time.perf_counter() - start)
