@@ -1,8 +1,8 @@
 """Scene YAML -> ModelBuilder calls, plus the scripted robot motion the scene describes.
 
 A scene file (see ``config/panda_pick.yaml``, ``config/panda_cable.yaml``) has the sections ``dt``,
-``duration``, ``solver``, ``contact``, ``robots``, ``bodies``, ``colliders``, ``cables``, ``sensors``
-and ``script`` (waypoints, or a recorded tool ``trajectory`` followed through IK). Every missing or
+``duration``, ``solver``, ``contact``, ``robots``, ``bodies``, ``colliders``, ``cables``, ``soft_bodies``,
+``sensors`` and ``script`` (waypoints, or a recorded tool ``trajectory`` followed through IK). Every missing or
 malformed entry is reported as a :class:`ModelError` naming the file and the key path (``robots[0].q``).
 """
 from __future__ import annotations
@@ -18,7 +18,8 @@ from scipy.spatial.transform import Rotation
 from .articulation import ArticulationKinematics
 from .builder import ModelBuilder, box_inertia, sphere_inertia
 from .ik import solve_ik
-from .builder import robot_link_point, world_point
+from .builder import particle, robot_link_point, world_point
+from .fem import FemMaterial, SoftBody, TetMesh, add_soft_body, box_mesh, cylinder_mesh, read_mesh, sphere_mesh
 from .model import Control, DampingPolicy, Model
 from .rod import Rod, RodMaterial, add_rod, clamp_rod_end
 from .sensors import SimulatedFTSensor, spec_from_dict
@@ -142,13 +143,15 @@ class TrajectoryMotion:
 
 
 class Scene(NamedTuple):
-    """A loaded scene: the simulator, its scripted motion (or None), duration [s], F/T sensors, cables."""
+    """A loaded scene: the simulator, its scripted motion (or None), duration [s], F/T sensors, cables and
+    FEM bodies (``fem.SoftBody``)."""
 
     simulator: Simulator
     script: object
     duration: float
     sensors: list
     cables: list
+    soft_bodies: list = []
 
 
 def load_scene(path: str) -> Scene:
@@ -209,6 +212,7 @@ def load_scene(path: str) -> Scene:
         else:
             raise ModelError(f"{path}: {c.path}.type must be plane, box or cylinder, got {kind!r}")
     cables = [_add_cable(builder, c, robots, path) for c in spec.items("cables")]
+    soft_bodies = [_add_soft_body(builder, b, robots, path) for b in spec.items("soft_bodies")]
     # rods need policy 2: their segments' tiny rotational inertia cannot carry explicit geometric terms
     policy = contact.get("damping_policy", "geometric" if cables else "constant")
     if policy not in ("constant", "geometric"):
@@ -229,7 +233,7 @@ def load_scene(path: str) -> Scene:
                                   bool(script.get("gravity_compensation", True)))
     else:
         motion = _load_script(spec, model, robots, path) if script is not None else None
-    return Scene(simulator, motion, spec.number("duration", 5.0), sensors, cables)
+    return Scene(simulator, motion, spec.number("duration", 5.0), sensors, cables, soft_bodies)
 
 
 def _robot(spec: _Spec, key: str, robots: list, path: str) -> int:
@@ -285,6 +289,56 @@ def _add_cable(builder: ModelBuilder, c: _Spec, robots: list, path: str) -> Rod:
         clamp_rod_end(builder, rod, "end", robot_link_point(r, link), stiffness_scale=grip.number("stiffness_scale",
                                                                                                    1.0))
     return rod
+
+
+def _soft_body_mesh(m: _Spec, path: str) -> TetMesh:
+    kind = m.get("type")
+    if kind == "box":
+        return box_mesh(0.5 * m.vector("size", 3), m.vector("cells", 3))
+    if kind == "sphere":
+        return sphere_mesh(m.number("radius"), int(m.number("cells")))
+    if kind == "cylinder":
+        return cylinder_mesh(m.number("radius"), 0.5 * m.number("height"), int(m.number("cells_across")),
+                             int(m.number("cells_along")))
+    if kind == "file":
+        rel = m.get("path")
+        return read_mesh(rel if os.path.isabs(rel) else packaged_file(rel))
+    raise ModelError(f"{path}: {m.path}.type must be box, sphere, cylinder or file, got {kind!r}")
+
+
+def _add_soft_body(builder: ModelBuilder, b: _Spec, robots: list, path: str) -> SoftBody:
+    """An FEM body: ``mesh`` (generated or a file), ``position``/``rpy``, ``material``, optional
+    ``contact_radius`` and ``attach`` (nodes within ``radius`` of a robot link point welded to the link
+    where they are at load: a grasp or a mounting)."""
+    pose = _pose(b)
+    mesh = _soft_body_mesh(b.sub("mesh"), path).transformed(pose[:3, :3], pose[:3, 3])
+    mat = b.sub("material")
+    material = FemMaterial(mat.number("youngs_modulus"), mat.number("poisson_ratio"), mat.number("density"),
+                           mu=mat.number("mu", 0.5), damping_time=mat.number("damping_time", 0.0))
+    radius = b.number("contact_radius") if "contact_radius" in b.data else None
+    body = add_soft_body(builder, mesh, material, contact_radius=radius)
+    for a in b.items("attach"):
+        r = _robot(a, "robot", robots, path)
+        _, art, q = robots[r]
+        try:
+            link = art.link_index(a.get("link"))
+        except KeyError as exc:
+            raise ModelError(f"{path}: {a.path}.link: {exc.args[0]}") from None
+        kin = ArticulationKinematics(art)
+        kin.update(q)
+        link_pose = kin.link_pose[link]
+        centre = link_pose[:3, :3] @ a.vector("point", 3, [0.0, 0.0, 0.0]) + link_pose[:3, 3]
+        nodes = np.flatnonzero(np.linalg.norm(mesh.points - centre, axis=1) <= a.number("radius"))
+        if len(nodes) == 0:
+            raise ModelError(f"{path}: {a.path}: no node of {b.get('name', 'the soft body')} within "
+                             f"{a.number('radius')} m of {np.round(centre, 4).tolist()}")
+        stiffness = a.number("stiffness", 1e4)
+        for i in nodes:
+            local = link_pose[:3, :3].T @ (mesh.points[i] - link_pose[:3, 3])
+            builder.add_coupling(particle(int(body.particles[i])), robot_link_point(r, link, local),
+                                 stiffness=[stiffness] * 3,
+                                 damping=a.number("damping", 0.0) * np.ones(3))
+    return body
 
 
 def _load_sensor(model: Model, s: _Spec, robots: list, path: str) -> SimulatedFTSensor:

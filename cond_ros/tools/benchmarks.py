@@ -198,10 +198,16 @@ def bench_panda_cable(quick=False, quiet=True, segments=None, steps=None, csv=No
                 [result.column(f"wrist_ft_tool_force_base_{a}") for a in ("fx", "fy", "fz")]), axis=1)))}
 
 
+def _fem_benchmarks() -> dict:
+    from .fem_benchmarks import FEM_BENCHMARKS
+    return FEM_BENCHMARKS
+
+
 BENCHMARKS = {
     "panda_cable": bench_panda_cable,
     "panda_pick": bench_panda_pick,
     "box_sliding": bench_box_sliding,
     "chebyshev": bench_chebyshev,
     "scaling": bench_scaling,
+    **_fem_benchmarks(),
 }

@@ -1,0 +1,140 @@
+"""Benchmarks of the FEM scenes (paper Tables II, III, IV, VI): ``cond-ros bench soft_mat|soft_ball|
+soft_gripper|ball_stiffness``.
+
+Per scene the paper's columns: MP (max penetration), IE (here the internal force norm, which the paper
+measured and compared between solvers), DT (dynamics time: assembly + collision), ST (solver time) and
+IN (mean iterations per step).
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+
+import numpy as np
+import yaml
+from tqdm import tqdm
+
+from ..sim.contacts import SOURCE_BODY_POINT
+from ..sim.fem.elements import elastic_forces
+from .scenes import CONFIG_DIR, load_named_scene
+
+PAPER = {  # COND rows of the paper's tables: MP [mm], IE [mN], DT [ms], ST [ms], IN
+    "soft_mat": {"table": "II", "MP_mm": 0.0047, "IE_mN": 12.37, "DT_ms": 3.79, "ST_ms": 2.48, "IN": 39.72},
+    "soft_ball": {"table": "III", "MP_mm": 0.0018, "IE_mN": 1.46, "DT_ms": 9.42, "ST_ms": 3.91, "IN": 37.51},
+    "soft_gripper": {"table": "VI", "IN": 30.88},
+}
+PAPER_TABLE_IV = {"youngs_modulus_mpa": [0.1, 1.0, 10.0], "COND": [39.7, 37.9, 35.0]}
+
+
+def _scene(name: str, edit=None):
+    """The scene ``config/NAME.yaml``, optionally with ``edit(data)`` applied to its YAML first."""
+    if edit is None:
+        return load_named_scene(name)
+    with open(os.path.join(CONFIG_DIR, f"{name}.yaml")) as fh:
+        data = yaml.safe_load(fh)
+    edit(data)
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
+        yaml.safe_dump(data, fh)
+    try:
+        return load_named_scene(name, path=fh.name)
+    finally:
+        os.unlink(fh.name)
+
+
+def internal_force_norm(model, state) -> float:
+    """||f_int|| [N]: the elastic forces of all elements on all nodes, as one vector."""
+    out = np.zeros((model.particle_count, 3))
+    elastic_forces(model.tet_nodes, model.tet_rest_shape_inverse, model.tet_rest_volume, model.tet_lame,
+                   state.particle_q, out)
+    return float(np.linalg.norm(out))
+
+
+def run_fem_scene(scene, steps: int, *, desc: str, quiet: bool) -> dict:
+    """Run ``steps`` steps of a scripted FEM scene; the paper's per-scene numbers."""
+    sim = scene.simulator
+    sim.step(scene.script.control(0.0) if scene.script else None)  # compile outside the timing
+    sim.reset()
+    stats, force_norm = [], []
+    t0 = time.perf_counter()
+    for _ in tqdm(range(steps), desc=desc, leave=False, disable=quiet, unit="step"):
+        stats.append(sim.step(scene.script.control(sim.state.time) if scene.script else None))
+        force_norm.append(internal_force_norm(sim.model, sim.state))
+    wall = time.perf_counter() - t0
+    return {"steps": steps, "dt_s": sim.dt, "dof": sim.model.dof_count, "nodes": sim.model.particle_count,
+            "tets": sim.model.tet_count, "tolerance": sim.solver.tolerance,
+            "max_penetration_mm": 1e3 * max(s.max_penetration for s in stats),
+            "internal_force_norm": float(np.mean(force_norm)), "internal_force_norm_max": float(np.max(force_norm)),
+            "dynamics_ms": float(np.median([s.dynamics_ms + s.collision_ms for s in stats])),
+            "collision_ms": float(np.median([s.collision_ms for s in stats])),
+            "solver_ms": float(np.median([s.solver_ms for s in stats])),
+            "iterations_mean": float(np.mean([s.iterations for s in stats])),
+            "iterations_max": int(max(s.iterations for s in stats)),
+            "contacts_mean": float(np.mean([s.contact_count for s in stats])),
+            "realtime_factor": steps * sim.dt / wall}
+
+
+def _bench_scene(name: str, quick: bool, quiet: bool, quick_steps: int, extra=None) -> dict:
+    scene = _scene(name)
+    steps = quick_steps if quick else int(round(scene.duration / scene.simulator.dt))
+    out = run_fem_scene(scene, steps, desc=name, quiet=quiet)
+    if extra is not None:
+        out.update(extra(scene))
+    out["paper"] = PAPER[name]
+    return out
+
+
+def bench_soft_mat(quick=False, quiet=True) -> dict:
+    """Table II: the Panda folds a soft mat (``config/soft_mat.yaml``)."""
+    def fold(scene):
+        body, q = scene.soft_bodies[0], scene.simulator.state.particle_q
+        rest = scene.simulator.model.particle_q[body.particles]
+        moved = rest[:, 1] > 0.1  # the grasped quarter, which ends on top of the other half when folded
+        return {"grasped_quarter_mean_y_mm": 1e3 * float(q[body.particles[moved], 1].mean()),
+                "grasped_quarter_mean_z_mm": 1e3 * float(q[body.particles[moved], 2].mean())}
+    return _bench_scene("soft_mat", quick, quiet, 60, fold)
+
+
+def bench_soft_ball(quick=False, quiet=True) -> dict:
+    """Table III: a two-finger gripper grips and lifts a soft ball (``config/soft_ball.yaml``)."""
+    def lift(scene):
+        body = scene.soft_bodies[0]
+        z0 = scene.simulator.model.particle_q[body.particles, 2].mean()
+        return {"ball_lift_mm": 1e3 * float(scene.simulator.state.particle_q[body.particles, 2].mean() - z0)}
+    return _bench_scene("soft_ball", quick, quiet, 60, lift)
+
+
+def bench_soft_gripper(quick=False, quiet=True) -> dict:
+    """Table VI: FEM fingers squeeze a rigid cube on a plate (``config/soft_gripper.yaml``); the plate's
+    support force on the cube stands for the paper's F/T sensor under the object."""
+    def support(scene):
+        contacts = scene.simulator.contacts
+        on_plate = (contacts.collider >= 0) & (contacts.source_kind == SOURCE_BODY_POINT)  # cube corners
+        force = contacts.world_forces()[on_plate].sum(axis=0) if on_plate.any() else np.zeros(3)
+        return {"support_force_n": force.tolist()}
+    return _bench_scene("soft_gripper", quick, quiet, 40, support)
+
+
+def bench_ball_stiffness(quick=False, quiet=True) -> dict:
+    """Table IV analogue: mean COND iterations of the soft-ball grip at E = 0.1, 1 and 10 MPa."""
+    moduli = PAPER_TABLE_IV["youngs_modulus_mpa"]
+    iterations, penetration, solver_ms = [], [], []
+    for e in moduli:
+        def edit(data, e=e):
+            data["soft_bodies"][0]["material"]["youngs_modulus"] = e * 1e6
+        scene = _scene("soft_ball", edit)
+        steps = 80 if quick else int(round(scene.duration / scene.simulator.dt))
+        res = run_fem_scene(scene, steps, desc=f"ball E={e:g} MPa", quiet=quiet)
+        iterations.append(res["iterations_mean"])
+        penetration.append(res["max_penetration_mm"])
+        solver_ms.append(res["solver_ms"])
+    return {"youngs_modulus_mpa": moduli, "iterations": iterations, "max_penetration_mm": penetration,
+            "solver_ms": solver_ms, "steps": steps, "paper_table_iv": PAPER_TABLE_IV}
+
+
+FEM_BENCHMARKS = {
+    "soft_mat": bench_soft_mat,
+    "soft_ball": bench_soft_ball,
+    "soft_gripper": bench_soft_gripper,
+    "ball_stiffness": bench_ball_stiffness,
+}
