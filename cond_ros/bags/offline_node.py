@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from ..ros.commands import (FORWARD_TOPICS, JOINT_COMMAND_TOPIC, TRAJECTORY_TOPIC, CommandState, JointTargets,
                             forward_targets, joint_state_targets, joint_trajectory)
-from ..ros.config import ConfigError, SimConfig
-from ..ros.joint_names import JointNameMap, UnknownJointError, model_joint_names
+from ..ros.config import SimConfig
 from ..ros.publication import CLOCK_TOPIC, JOINT_STATES_TOPIC, StepOutputs, resolve_topic
-from ..ros.sim_setup import build_scene, warm_up
+from ..ros.sim_setup import build_scene, command_mapping, warm_up
 from ..ros.stepping import SimClock
 from . import messages
 
@@ -38,12 +37,7 @@ class OfflineNode:
         warm_up(self.scene)
         self.sim = self.scene.simulator
         model = self.sim.model
-        dof_names, mimic_names = model_joint_names(model)
-        try:
-            self.names = JointNameMap(dof_names, mimic_names)
-            self.command_dofs = self.names.dofs(config.command_joints or dof_names)[0]
-        except (UnknownJointError, ValueError) as exc:
-            raise ConfigError(f"command_joints: {exc}") from None
+        self.names, self.command_dofs = command_mapping(model, config.command_joints)
         self.commands = CommandState(model)
         self.outputs = StepOutputs(self.scene, config)
         self.clock = SimClock(self.sim.dt)

@@ -37,12 +37,11 @@ from . import messages
 from .commands import (FORWARD_TOPICS, JOINT_COMMAND_TOPIC, TRAJECTORY_TOPIC, CommandError, CommandState,
                        forward_targets, joint_state_targets, joint_trajectory)
 from .config import PARAMETERS, SPECS, ConfigError, check_parameter, validate_config
-from .joint_names import JointNameMap, UnknownJointError, model_joint_names
 from .outputs import cable_polyline, collider_shapes, link_frames, robot_kinematics
 from .pacing import Pacer
 from .publication import CLOCK_TOPIC, JOINT_STATES_TOPIC, StepOutputs, topic_token  # noqa: F401 (topic_token: API)
 from .sim_services import create_simulation_interfaces
-from .sim_setup import build_scene, warm_up
+from .sim_setup import build_scene, command_mapping, warm_up
 from .stepping import LockstepGate, SimClock, StepRequests
 from .throttle import WarningThrottle
 
@@ -82,13 +81,7 @@ class SimNode(Node):
         warm_up(self.scene)
         self.sim = self.scene.simulator
         model = self.sim.model
-        dof_names, mimic_names = model_joint_names(model)
-        try:
-            self.names = JointNameMap(dof_names, mimic_names)
-            self.command_dofs = (self.names.dofs(self.config.command_joints)[0] if self.config.command_joints
-                                 else self.names.dofs(dof_names)[0])
-        except (UnknownJointError, ValueError) as exc:
-            raise ConfigError(f"command_joints: {exc}") from None
+        self.names, self.command_dofs = command_mapping(model, self.config.command_joints)
         self.commands = CommandState(model)
         self.outputs = StepOutputs(self.scene, self.config)  # what is due on which topic, each step
         self.layout = self.outputs.layout

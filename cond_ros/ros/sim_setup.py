@@ -15,6 +15,7 @@ from ..sim.scene import Scene
 from ..sim.sensors import SimulatedFTSensor
 from ..tools.scenes import BUILT_IN, CONFIG_DIR, load_named_scene
 from .config import ConfigError, SimConfig, scene_path
+from .joint_names import JointNameMap, UnknownJointError, model_joint_names
 
 
 def _scene_solver_options(path: str | None) -> tuple[str, dict]:
@@ -76,3 +77,14 @@ def warm_up(scene: Scene) -> None:
         sensor.update(sim.state.time, sim.previous_state, sim.state, sim.contacts, sim.dt)
         sensor.reset()
     sim.reset()
+
+
+def command_mapping(model, command_joints) -> tuple[JointNameMap, list]:
+    """The model's joint names and the DOF order of Float64MultiArray commands (``command_joints``; empty:
+    every DOF in /joint_states order). Raises ConfigError naming a bad ``command_joints``."""
+    dof_names, mimic_names = model_joint_names(model)
+    try:
+        names = JointNameMap(dof_names, mimic_names)
+        return names, names.dofs(list(command_joints) or dof_names)[0]
+    except (UnknownJointError, ValueError) as exc:
+        raise ConfigError(f"command_joints: {exc}") from None

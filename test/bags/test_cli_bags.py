@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 import pytest
-from conftest import FT_TOPIC, FT_TRUTH
+from bag_helpers import FT_TOPIC, FT_TRUTH
 
 from cond_ros import cli
 from cond_ros.bags import messages

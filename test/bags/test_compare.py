@@ -5,7 +5,7 @@ from dataclasses import replace as dataclass_replace
 
 import numpy as np
 import pytest
-from conftest import FT_TRUTH, injected_real, write_wrenches
+from bag_helpers import FT_TRUTH, injected_real, write_wrenches
 
 from cond_ros.bags.compare import CompareOptions, compare_bags, compare_series
 from cond_ros.bags.frames import WrenchTransform

@@ -1,7 +1,7 @@
 """The node's cycle without ROS: commands validated and held as the node does, topics named as it names them."""
 import numpy as np
 import pytest
-from conftest import sim_config
+from bag_helpers import sim_config
 
 from cond_ros.bags import messages
 from cond_ros.bags.offline_node import OfflineNode

@@ -1,7 +1,7 @@
 """``record``: the node's topics and the demo controller's commands, stamped in simulated time."""
 import numpy as np
 import pytest
-from conftest import FT_TOPIC, FT_TRUTH, sim_config
+from bag_helpers import FT_TOPIC, FT_TRUTH, sim_config
 
 from cond_ros.bags import messages
 from cond_ros.bags.io import BagError, BagReader, progress_bar

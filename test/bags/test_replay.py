@@ -2,7 +2,7 @@
 above the noise floor, recorded joint states drive the robot along their motion, and bad input is named."""
 import numpy as np
 import pytest
-from conftest import FT_TOPIC, FT_TRUTH, MU_CHANGED, MU_NOMINAL, NOISE_STD, read_raw, sim_config
+from bag_helpers import FT_TOPIC, FT_TRUTH, MU_CHANGED, MU_NOMINAL, NOISE_STD, read_raw, sim_config
 
 from cond_ros.bags.compare import CompareOptions, compare_bags
 from cond_ros.bags.io import BagError, BagReader, BagWriter
