@@ -261,6 +261,20 @@ def _track(script: _Spec, art, q0, path: str) -> IKTrack:
     return track_with_ik(ToolTrajectory.load(csv_path), kin, tool, q0, dofs)
 
 
+def _robot_link_pose(spec: _Spec, robots: list, path: str):
+    """(robot index, link index, the link's world pose at the robot's initial q) of ``spec.robot`` /
+    ``spec.link``."""
+    r = _robot(spec, "robot", robots, path)
+    _, art, q = robots[r]
+    try:
+        link = art.link_index(spec.get("link"))
+    except KeyError as exc:
+        raise ModelError(f"{path}: {spec.path}.link: {exc.args[0]}") from None
+    kin = ArticulationKinematics(art)
+    kin.update(q)
+    return r, link, kin.link_pose[link].copy()
+
+
 def _add_cable(builder: ModelBuilder, c: _Spec, robots: list, path: str) -> Rod:
     """A Cosserat-rod cable (``rod``): straight from ``start`` to ``end`` (a point, or a robot link's origin),
     its start welded to the world (``fixed_start``) and its end to the robot link (``grip``)."""
@@ -270,15 +284,8 @@ def _add_cable(builder: ModelBuilder, c: _Spec, robots: list, path: str) -> Rod:
     start = c.vector("start", 3)
     grip = c.sub("grip") if "grip" in c.data else None
     if grip is not None:
-        r = _robot(grip, "robot", robots, path)
-        _, art, q = robots[r]
-        kin = ArticulationKinematics(art)
-        kin.update(q)
-        try:
-            link = art.link_index(grip.get("link"))
-        except KeyError as exc:
-            raise ModelError(f"{path}: {grip.path}.link: {exc.args[0]}") from None
-        end = kin.link_pose[link][:3, 3].copy()
+        r, link, pose = _robot_link_pose(grip, robots, path)
+        end = pose[:3, 3].copy()
     else:
         end = c.vector("end", 3)
     rod = add_rod(builder, start, end, int(c.number("segments")), material, chain=int(c.number("chain", 0)),
@@ -318,15 +325,7 @@ def _add_soft_body(builder: ModelBuilder, b: _Spec, robots: list, path: str) -> 
     radius = b.number("contact_radius") if "contact_radius" in b.data else None
     body = add_soft_body(builder, mesh, material, contact_radius=radius)
     for a in b.items("attach"):
-        r = _robot(a, "robot", robots, path)
-        _, art, q = robots[r]
-        try:
-            link = art.link_index(a.get("link"))
-        except KeyError as exc:
-            raise ModelError(f"{path}: {a.path}.link: {exc.args[0]}") from None
-        kin = ArticulationKinematics(art)
-        kin.update(q)
-        link_pose = kin.link_pose[link]
+        r, link, link_pose = _robot_link_pose(a, robots, path)
         centre = link_pose[:3, :3] @ a.vector("point", 3, [0.0, 0.0, 0.0]) + link_pose[:3, 3]
         nodes = np.flatnonzero(np.linalg.norm(mesh.points - centre, axis=1) <= a.number("radius"))
         if len(nodes) == 0:
