@@ -20,7 +20,9 @@ setup(
     install_requires=["numpy>=1.24", "scipy>=1.10", "numba>=0.59", "PyYAML>=6", "tqdm>=4.60",
                       "yourdfpy>=0.0.60", "trimesh>=5",
                       # tetrahedral meshes (.msh, .vtk, .vtu); rosbag2 without ROS; compare plots
-                      "meshio>=5.3", "rosbags>=0.10", "matplotlib>=3.7"],
+                      "meshio>=5.3", "rosbags>=0.10", "matplotlib>=3.7",
+                      # sparse LDL^T (Apache-2.0) for the Delassus operator of the impulse-space baselines
+                      "qdldl>=0.1.7"],
     extras_require={
         # ROS 2 Kilted client libraries as PyPI wheels; leave them out where ROS 2 comes from apt.
         "ros": ["ros-rclpy", "ros-rmw-fastrtps-cpp", "ros-std-msgs", "ros-std-srvs", "ros-sensor-msgs",

@@ -117,6 +117,11 @@ def forces_to_world(frame: np.ndarray, force: np.ndarray) -> np.ndarray:
     return np.einsum("mij,mi->mj", frame, force)
 
 
+def contact_keys(contacts: ContactSet) -> np.ndarray:
+    """An integer identity of each contact (source point and collider) that persists across steps (warm starts)."""
+    return (contacts.source_index * (1 << 21) + (contacts.collider + 1)) * 4 + contacts.source_kind  # 4 source kinds
+
+
 @kernel
 def contact_offsets(frame, owner_dof_a, size_a, jac_a, owner_dof_b, size_b, jac_b, v_k, gap, dt, theta,
                     restitution, recovery, out):

@@ -26,6 +26,8 @@ class StepStats:
         residual: final ||v^{l+1} - v^l|| [m/s] (COND's theta), or the solver's own measure.
         dynamics_ms: time to assemble A, b [ms].
         solver_ms: time to solve the contact problem [ms].
+        delassus_ms: the part of solver_ms that impulse-space solvers spend factorizing A and assembling
+            the Delassus operator (the paper's figure in parentheses); 0 for COND.
         collision_ms: time for detection and contact set-up [ms] (filled by the simulator).
         contact_count: number of contacts.
         max_penetration: deepest penetration at the start of the step [m] (>= 0).
@@ -35,6 +37,7 @@ class StepStats:
     residual: float = 0.0
     dynamics_ms: float = 0.0
     solver_ms: float = 0.0
+    delassus_ms: float = 0.0
     collision_ms: float = 0.0
     contact_count: int = 0
     max_penetration: float = 0.0
@@ -48,6 +51,7 @@ class SolverBase:
     """
 
     name = "base"
+    delassus_ms = 0.0  # set by solvers that assemble J A^-1 J^T (see StepStats)
 
     def reset(self) -> None:
         """Forget warm-start data (call after teleporting the state)."""
@@ -72,6 +76,7 @@ class SolverBase:
         state_out = advance_state(model, state_in, v_hat[:model.dof_count], dt)
         gaps = contacts.gap
         stats = StepStats(iterations=int(iterations), residual=float(residual),
-                          dynamics_ms=1e3 * (t1 - t0), solver_ms=1e3 * (t2 - t1), contact_count=contacts.count,
+                          dynamics_ms=1e3 * (t1 - t0), solver_ms=1e3 * (t2 - t1),
+                          delassus_ms=float(self.delassus_ms), contact_count=contacts.count,
                           max_penetration=float(max(0.0, -np.min(gaps))) if len(gaps) else 0.0)
         return state_out, stats

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..contacts import ContactSet, forces_to_world
+from ..contacts import ContactSet, contact_keys, forces_to_world
 from ..dynamics import LinearSystem, virtual_node_jacobian
 from ..validate import ModelError, non_negative, positive, scalar
 from .base import SolverBase
@@ -148,7 +148,7 @@ class SolverCOND(SolverBase):
         on_vn = np.flatnonzero(contacts.dof_a >= system.dof_count)
         old_keys, old_forces = self._previous_forces
         if len(old_keys):
-            keys = _contact_keys(contacts)[on_vn]
+            keys = contact_keys(contacts)[on_vn]
             pos = np.minimum(np.searchsorted(old_keys, keys), len(old_keys) - 1)
             found = old_keys[pos] == keys
             vn_force[(contacts.dof_a[on_vn[found]] - system.dof_count) // 3] = old_forces[pos[found]]
@@ -181,7 +181,7 @@ class SolverCOND(SolverBase):
             self.chebyshev, self.chebyshev_start, self.under_relaxation, self.tolerance, self.max_iterations,
             v, force)
         self._v_hat = v[:system.dof_count].copy()
-        keys = _contact_keys(contacts)
+        keys = contact_keys(contacts)
         order = np.argsort(keys, kind="stable")
         self._previous_forces = (keys[order], forces_to_world(contacts.frame, force)[order])
         return v, force, iterations, residual
@@ -198,7 +198,3 @@ class SolverCOND(SolverBase):
         return np.array([project_cone(mode, *(-u[m] / self.regularization), *contacts.friction[m])
                          for m in range(contacts.count)]).reshape(-1, 3)
 
-
-def _contact_keys(contacts: ContactSet) -> np.ndarray:
-    """An integer identity of each contact (source point and collider) that persists across steps."""
-    return (contacts.source_index * (1 << 21) + (contacts.collider + 1)) * 2 + contacts.source_kind
