@@ -1,11 +1,15 @@
 """Contact solvers, one interface (:class:`SolverBase`), picked by name from :data:`SOLVERS`."""
 from .base import SolverBase, StepStats
+from .apgd import SolverAPGD
 from .cond import SolverCOND
 from .penalty import SolverPenalty
+from .pgs import SolverPGS
 
 SOLVERS = {
     "cond": SolverCOND,
     "penalty": SolverPenalty,
+    "pgs": SolverPGS,
+    "apgd": SolverAPGD,
 }
 
 
@@ -17,4 +21,5 @@ def make_solver(name: str, **options) -> SolverBase:
     return SOLVERS[name](**options)
 
 
-__all__ = ["SOLVERS", "SolverBase", "SolverCOND", "SolverPenalty", "StepStats", "make_solver"]
+__all__ = ["SOLVERS", "SolverAPGD", "SolverBase", "SolverCOND", "SolverPGS", "SolverPenalty", "StepStats",
+           "make_solver"]
