@@ -1,6 +1,7 @@
 """Contact solvers, one interface (:class:`SolverBase`), picked by name from :data:`SOLVERS`."""
 from .base import SolverBase, StepStats
 from .apgd import SolverAPGD
+from .compliant import SolverCompliant
 from .cond import SolverCOND
 from .penalty import SolverPenalty
 from .pgs import SolverPGS
@@ -10,6 +11,7 @@ SOLVERS = {
     "penalty": SolverPenalty,
     "pgs": SolverPGS,
     "apgd": SolverAPGD,
+    "compliant": SolverCompliant,
 }
 
 
@@ -21,5 +23,5 @@ def make_solver(name: str, **options) -> SolverBase:
     return SOLVERS[name](**options)
 
 
-__all__ = ["SOLVERS", "SolverAPGD", "SolverBase", "SolverCOND", "SolverPGS", "SolverPenalty", "StepStats",
+__all__ = ["SOLVERS", "SolverAPGD", "SolverBase", "SolverCOND", "SolverCompliant", "SolverPGS", "SolverPenalty", "StepStats",
            "make_solver"]
