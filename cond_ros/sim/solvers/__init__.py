@@ -3,6 +3,7 @@ from .base import SolverBase, StepStats
 from .apgd import SolverAPGD
 from .compliant import SolverCompliant
 from .cond import SolverCOND
+from .newton import SolverNewton
 from .penalty import SolverPenalty
 from .pgs import SolverPGS
 
@@ -12,6 +13,7 @@ SOLVERS = {
     "pgs": SolverPGS,
     "apgd": SolverAPGD,
     "compliant": SolverCompliant,
+    "newton": SolverNewton,
 }
 
 
@@ -23,5 +25,5 @@ def make_solver(name: str, **options) -> SolverBase:
     return SOLVERS[name](**options)
 
 
-__all__ = ["SOLVERS", "SolverAPGD", "SolverBase", "SolverCOND", "SolverCompliant", "SolverPGS", "SolverPenalty", "StepStats",
+__all__ = ["SOLVERS", "SolverAPGD", "SolverBase", "SolverCOND", "SolverCompliant", "SolverNewton", "SolverPGS", "SolverPenalty", "StepStats",
            "make_solver"]
