@@ -1,6 +1,7 @@
 """Contact solvers, one interface (:class:`SolverBase`), picked by name from :data:`SOLVERS`."""
 from .base import SolverBase, StepStats
 from .apgd import SolverAPGD
+from .bisection import SolverBisection
 from .compliant import SolverCompliant
 from .cond import SolverCOND
 from .newton import SolverNewton
@@ -14,6 +15,7 @@ SOLVERS = {
     "apgd": SolverAPGD,
     "compliant": SolverCompliant,
     "newton": SolverNewton,
+    "bisection": SolverBisection,
 }
 
 
@@ -25,5 +27,5 @@ def make_solver(name: str, **options) -> SolverBase:
     return SOLVERS[name](**options)
 
 
-__all__ = ["SOLVERS", "SolverAPGD", "SolverBase", "SolverCOND", "SolverCompliant", "SolverNewton", "SolverPGS", "SolverPenalty", "StepStats",
-           "make_solver"]
+__all__ = ["SOLVERS", "SolverAPGD", "SolverBase", "SolverBisection", "SolverCOND", "SolverCompliant", "SolverNewton",
+           "SolverPGS", "SolverPenalty", "StepStats", "make_solver"]
