@@ -43,6 +43,9 @@ def _cmd_bench(args) -> int:
     if ros_only and args.name not in ROS_BENCHMARKS:
         print(f"cond-ros bench: --duration/--scene apply to ros_panda_cable only, not {args.name!r}", file=sys.stderr)
         return 2
+    if args.report is not None and args.name != "paper":
+        print(f"cond-ros bench: --report applies to paper only, not {args.name!r}", file=sys.stderr)
+        return 2
     extra = {k: getattr(args, k) for k in ("segments", "steps", "csv") if getattr(args, k) is not None}
     if extra and args.name != "panda_cable":
         print(f"cond-ros bench: --segments/--steps/--csv apply to panda_cable only, not {args.name!r}", file=sys.stderr)
@@ -56,6 +59,8 @@ def _cmd_bench(args) -> int:
         result = bench_ros_panda_cable(duration=ros_only.get("duration", ROS_BENCH_DEFAULT_DURATION_S),
                                        scene=ros_only.get("scene", "panda_cable"), quiet=args.json)
     else:
+        if args.report is not None:
+            extra["report"] = args.report
         result = BENCHMARKS[args.name](quick=args.quick, quiet=args.json, **extra)
     text = json.dumps(result, indent=None if args.json else 2)
     if args.out:
@@ -219,7 +224,8 @@ def _add_sim_options(parser) -> None:
     parser.add_argument("--storage", choices=("mcap", "sqlite3"), default="mcap", help="bag storage (default mcap)")
     parser.add_argument("--duration", type=float, default=None, help="simulated seconds to run")
     parser.add_argument("--dt", type=float, default=None, help="time step [s] (default: the scene's)")
-    parser.add_argument("--solver", default=None, help="contact solver (cond, penalty; default: the scene's)")
+    parser.add_argument("--solver", default=None, help="contact solver (cond, penalty, pgs, apgd, bisection, newton, compliant; "
+                                                          "default: the scene's)")
     parser.add_argument("--sensor-noise", choices=("true", "false"), default=None,
                         help="F/T readings with the scene's noise (default true, as the node)")
     parser.add_argument("--sensor-seed", type=int, default=None, help="seed of the F/T noise (default: the scene's)")
@@ -285,18 +291,21 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--headless", action="store_true", help="no viewer (required for now)")
     run.add_argument("--steps", type=int, default=None, help="steps to run (default: the scene's duration)")
     run.add_argument("--dt", type=float, default=None, help="time step [s] (default: the scene's, else 0.01)")
-    run.add_argument("--solver", default=None, help="contact solver (cond, penalty; default: the scene's)")
+    run.add_argument("--solver", default=None, help="contact solver (cond, penalty, pgs, apgd, bisection, newton, compliant; "
+                                                          "default: the scene's)")
     run.add_argument("--out", help="write one CSV row per step: time, solver statistics, joint positions, tool pose, "
                                    "F/T readings (sensor and base frame)")
     run.add_argument("--scene-file", default=None, help="load this scene YAML instead of config/SCENE.yaml")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(func=_cmd_run)
     bench = sub.add_parser("bench", help="run a benchmark (box_sliding, chebyshev, scaling, panda_pick, panda_cable, "
-                                         "ros_panda_cable, soft_mat, soft_ball, soft_gripper, ball_stiffness)")
+                                         "ros_panda_cable, soft_mat, soft_ball, soft_gripper, ball_stiffness, paper)")
     bench.add_argument("name")
     bench.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     bench.add_argument("--quick", action="store_true", help="smaller problem sizes (CI)")
     bench.add_argument("--out", help="also write the JSON to this file")
+    bench.add_argument("--report", default=None,
+                       help="paper: also write paper.json, paper.md and plots to this directory (e.g. benchmarks/results)")
     bench.add_argument("--segments", type=int, default=None, help="panda_cable: cable segments (default 320)")
     bench.add_argument("--steps", type=int, default=None, help="panda_cable: steps (default: the whole 55 s)")
     bench.add_argument("--csv", default=None, help="panda_cable: per-step CSV path (default: in the temp dir)")

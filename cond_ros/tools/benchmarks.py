@@ -203,7 +203,13 @@ def _fem_benchmarks() -> dict:
     return FEM_BENCHMARKS
 
 
+def _bench_paper(quick=False, quiet=True, report=None) -> dict:
+    from .paper_benchmarks import bench_paper
+    return bench_paper(quick=quick, quiet=quiet, report=report)
+
+
 BENCHMARKS = {
+    "paper": _bench_paper,
     "panda_cable": bench_panda_cable,
     "panda_pick": bench_panda_pick,
     "box_sliding": bench_box_sliding,
