@@ -224,8 +224,8 @@ def _add_sim_options(parser) -> None:
     parser.add_argument("--storage", choices=("mcap", "sqlite3"), default="mcap", help="bag storage (default mcap)")
     parser.add_argument("--duration", type=float, default=None, help="simulated seconds to run")
     parser.add_argument("--dt", type=float, default=None, help="time step [s] (default: the scene's)")
-    parser.add_argument("--solver", default=None, help="contact solver (cond, penalty, pgs, apgd, bisection, newton, compliant; "
-                                                          "default: the scene's)")
+    parser.add_argument("--solver", default=None,
+                        help="contact solver (cond, penalty, pgs, apgd, bisection, newton, compliant; default: the scene's)")
     parser.add_argument("--sensor-noise", choices=("true", "false"), default=None,
                         help="F/T readings with the scene's noise (default true, as the node)")
     parser.add_argument("--sensor-seed", type=int, default=None, help="seed of the F/T noise (default: the scene's)")
@@ -291,8 +291,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--headless", action="store_true", help="no viewer (required for now)")
     run.add_argument("--steps", type=int, default=None, help="steps to run (default: the scene's duration)")
     run.add_argument("--dt", type=float, default=None, help="time step [s] (default: the scene's, else 0.01)")
-    run.add_argument("--solver", default=None, help="contact solver (cond, penalty, pgs, apgd, bisection, newton, compliant; "
-                                                          "default: the scene's)")
+    run.add_argument("--solver", default=None,
+                     help="contact solver (cond, penalty, pgs, apgd, bisection, newton, compliant; default: the scene's)")
     run.add_argument("--out", help="write one CSV row per step: time, solver statistics, joint positions, tool pose, "
                                    "F/T readings (sensor and base frame)")
     run.add_argument("--scene-file", default=None, help="load this scene YAML instead of config/SCENE.yaml")
@@ -305,7 +305,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--quick", action="store_true", help="smaller problem sizes (CI)")
     bench.add_argument("--out", help="also write the JSON to this file")
     bench.add_argument("--report", default=None,
-                       help="paper: also write paper.json, paper.md and plots to this directory (e.g. benchmarks/results)")
+                       help="paper: also write paper.json, paper.md and plots to this directory "
+                            "(e.g. benchmarks/results)")
     bench.add_argument("--segments", type=int, default=None, help="panda_cable: cable segments (default 320)")
     bench.add_argument("--steps", type=int, default=None, help="panda_cable: steps (default: the whole 55 s)")
     bench.add_argument("--csv", default=None, help="panda_cable: per-step CSV path (default: in the temp dir)")

@@ -11,7 +11,8 @@ import dataclasses
 import math
 import os
 
-SOLVER_NAMES = ("cond", "penalty")  # the registry of cond_ros.sim.solvers, without importing numba here
+# the registry of cond_ros.sim.solvers, without importing numba here (test_config checks they match)
+SOLVER_NAMES = ("cond", "penalty", "pgs", "apgd", "bisection", "newton", "compliant")
 NS_PER_S = 1_000_000_000
 RECORD_STORAGES = ("mcap", "sqlite3")  # rosbag2 storages of record_bag (cond_ros.bags.io.STORAGES)
 
@@ -52,9 +53,11 @@ PARAMETERS = (
     ParameterSpec("lockstep_timeout", 1.0, "[s] wall time a lockstep step waits before it holds the last command",
                   0.001, 3600.0, read_only=False),
     ParameterSpec("steps_per_trigger", 1, "steps that one ~/step call runs", 1, 65535, read_only=False),
-    ParameterSpec("solver", "", "contact solver (cond, penalty); empty = the scene's"),
-    ParameterSpec("solver_tolerance", 0.0, "cond: residual tolerance; 0 = the scene's", 0.0, 1.0),
-    ParameterSpec("solver_max_iterations", 0, "cond: iteration cap per step; 0 = the scene's", 0, 1_000_000),
+    ParameterSpec("solver", "", "contact solver (cond, penalty, pgs, apgd, bisection, newton, compliant); "
+                                "empty = the scene's"),
+    ParameterSpec("solver_tolerance", 0.0, "iterative solvers: residual tolerance; 0 = the scene's", 0.0, 1.0),
+    ParameterSpec("solver_max_iterations", 0, "iterative solvers: iteration cap per step; 0 = the scene's", 0,
+                  1_000_000),
     ParameterSpec("gravity_compensation", True, "add g(q) to the joint efforts, as the Panda's own controller does"),
     ParameterSpec("sensor_noise", True, "F/T readings with the scene's noise, bias and drift; false: noise-free"),
     ParameterSpec("sensor_seed", -1, "seed of every F/T sensor's noise; -1 = the scene's", -1, 2**31 - 1),
@@ -170,7 +173,7 @@ def validate_config(values: dict) -> SimConfig:
     problems = [problem for name, value in merged.items() if (problem := check_parameter(name, value))]
     if not problems and merged["solver"] == "penalty" and (merged["solver_tolerance"]
                                                            or merged["solver_max_iterations"]):
-        problems.append("solver_tolerance/solver_max_iterations: apply to the cond solver only")
+        problems.append("solver_tolerance/solver_max_iterations: apply to the iterative solvers, not penalty")
     if problems:
         raise ConfigError("invalid parameters:\n  " + "\n  ".join(problems))
     merged["dt"] = float(merged["dt"])

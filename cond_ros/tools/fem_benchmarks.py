@@ -7,17 +7,14 @@ IN (mean iterations per step).
 """
 from __future__ import annotations
 
-import os
-import tempfile
 import time
 
 import numpy as np
-import yaml
 from tqdm import tqdm
 
 from ..sim.contacts import SOURCE_BODY_POINT
 from ..sim.fem.elements import elastic_forces
-from .scenes import CONFIG_DIR, load_named_scene
+from .scenes import edited_scene
 
 PAPER = {  # COND rows of the paper's tables: MP [mm], IE [mN], DT [ms], ST [ms], IN
     "soft_mat": {"table": "II", "MP_mm": 0.0047, "IE_mN": 12.37, "DT_ms": 3.79, "ST_ms": 2.48, "IN": 39.72},
@@ -25,21 +22,6 @@ PAPER = {  # COND rows of the paper's tables: MP [mm], IE [mN], DT [ms], ST [ms]
     "soft_gripper": {"table": "VI", "IN": 30.88},
 }
 PAPER_TABLE_IV = {"youngs_modulus_mpa": [0.1, 1.0, 10.0], "COND": [39.7, 37.9, 35.0]}
-
-
-def _scene(name: str, edit=None):
-    """The scene ``config/NAME.yaml``, optionally with ``edit(data)`` applied to its YAML first."""
-    if edit is None:
-        return load_named_scene(name)
-    with open(os.path.join(CONFIG_DIR, f"{name}.yaml")) as fh:
-        data = yaml.safe_load(fh)
-    edit(data)
-    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
-        yaml.safe_dump(data, fh)
-    try:
-        return load_named_scene(name, path=fh.name)
-    finally:
-        os.unlink(fh.name)
 
 
 def internal_force_norm(model, state) -> float:
@@ -75,7 +57,7 @@ def run_fem_scene(scene, steps: int, *, desc: str, quiet: bool) -> dict:
 
 
 def _bench_scene(name: str, quick: bool, quiet: bool, quick_steps: int, extra=None) -> dict:
-    scene = _scene(name)
+    scene = edited_scene(name)
     steps = quick_steps if quick else int(round(scene.duration / scene.simulator.dt))
     out = run_fem_scene(scene, steps, desc=name, quiet=quiet)
     if extra is not None:
@@ -122,7 +104,7 @@ def bench_ball_stiffness(quick=False, quiet=True) -> dict:
     for e in moduli:
         def edit(data, e=e):
             data["soft_bodies"][0]["material"]["youngs_modulus"] = e * 1e6
-        scene = _scene("soft_ball", edit)
+        scene = edited_scene("soft_ball", edit)
         steps = 80 if quick else int(round(scene.duration / scene.simulator.dt))
         res = run_fem_scene(scene, steps, desc=f"ball E={e:g} MPa", quiet=quiet)
         iterations.append(res["iterations_mean"])

@@ -51,7 +51,8 @@ def markdown(result: dict) -> str:
     t1 = result["table_i"]
     lines += ["## Table I: box sliding, virtual nodes vs penalty (mean |error| [mm])", ""]
     rows = [[f"COND k_v={kv:g}", x, y, z, py, pz] for kv, x, y, z, py, pz in
-            zip(t1["kv"], t1["err_x_mm"], t1["err_y_mm"], t1["err_z_mm"], t1["paper"]["err_y_mm"], t1["paper"]["err_z_mm"])]
+            zip(t1["kv"], t1["err_x_mm"], t1["err_y_mm"], t1["err_z_mm"], t1["paper"]["err_y_mm"],
+                t1["paper"]["err_z_mm"])]
     pen = t1["penalty"]
     rows += [[f"Penalty{i + 1}", x, y, z, py, pz] for i, (x, y, z, py, pz) in
              enumerate(zip(pen["err_x_mm"], pen["err_y_mm"], pen["err_z_mm"], t1["paper"]["penalty_err_y_mm"],

@@ -4,8 +4,10 @@ every ``config/NAME.yaml`` scene file (see ``cond_ros.sim.scene``).
 from __future__ import annotations
 
 import os
+import tempfile
 
 import numpy as np
+import yaml
 
 from ..sim import DampingPolicy, Model, ModelBuilder, Simulator, box_inertia, particle
 from ..sim.scene import PACKAGE_ROOT, Scene, load_scene
@@ -84,3 +86,18 @@ def load_named_scene(name: str, *, dt=None, solver=None, path=None) -> Scene:
         scene = scene._replace(simulator=Simulator(simulator.model, dt=simulator.dt if dt is None else dt,
                                                    solver=solver or simulator.solver))
     return scene
+
+
+def edited_scene(name: str, edit=None):
+    """``config/NAME.yaml`` with ``edit(data)`` applied to its YAML first (None: as shipped)."""
+    if edit is None:
+        return load_named_scene(name)
+    with open(os.path.join(CONFIG_DIR, f"{name}.yaml")) as fh:
+        data = yaml.safe_load(fh)
+    edit(data)
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
+        yaml.safe_dump(data, fh)
+    try:
+        return load_named_scene(name, path=fh.name)
+    finally:
+        os.unlink(fh.name)

@@ -7,45 +7,26 @@ paper's sizes costs seconds per step, so a window of the contact-rich phase repl
 trials. Accuracy is measured against a reference run of the same window with COND at a tolerance far
 below the compared one (the paper: "solutions from excessive iterations").
 
-Per solver: MP (max penetration [mm] at the start of the window's steps 2..W, i.e. of the states the solver
-itself produced: the first step's comes from the shared prefix), IE (mean |(||f_int|| - ||f_int,ref||)| over the window [mN],
-FEM scenes) or FE (mean ||F_tool - F_tool,ref|| [N], scenes with an F/T sensor), DT (median dynamics
+Per solver: MP (max penetration [mm] at the start of the window's steps 2..W, i.e. of the states the
+solver itself produced: the first step's comes from the shared prefix), IE (mean
+|(||f_int|| - ||f_int,ref||)| over the window [mN], FEM scenes) or FE (mean ||F_tool - F_tool,ref|| [N], scenes with an F/T sensor), DT (median dynamics
 time: assembly + collision [ms]), ST (median solver time [ms], with the Delassus part separately) and
 IN (mean iterations per step).
 """
 from __future__ import annotations
 
 import copy
-import os
-import tempfile
 
 import numpy as np
-import yaml
 from tqdm import tqdm
 
 from ..sim import Simulator
 from ..sim.simulator import SimulationError
 from ..sim.solvers import make_solver
 from .fem_benchmarks import internal_force_norm
-from .scenes import CONFIG_DIR, load_named_scene
 
 REFERENCE_TOLERANCE = 1e-9  # [m/s]; the compared runs use the scene's (1e-4 .. 1e-5)
 REFERENCE_MAX_ITERATIONS = 20_000
-
-
-def edited_scene(name: str, edit=None):
-    """``config/NAME.yaml`` with ``edit(data)`` applied to its YAML first (None: as shipped)."""
-    if edit is None:
-        return load_named_scene(name)
-    with open(os.path.join(CONFIG_DIR, f"{name}.yaml")) as fh:
-        data = yaml.safe_load(fh)
-    edit(data)
-    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
-        yaml.safe_dump(data, fh)
-    try:
-        return load_named_scene(name, path=fh.name)
-    finally:
-        os.unlink(fh.name)
 
 
 def _control(scene, t):
@@ -138,8 +119,8 @@ def compare_solvers(scene, solvers: dict, *, prefix: int, window: int, reference
     start = run_prefix(scene, prefix, quiet=quiet)
     ref = None
     if reference is not False:
-        tight = solver_for(scene, "scene", {"tolerance": REFERENCE_TOLERANCE, "max_iterations": REFERENCE_MAX_ITERATIONS,
-                                            **(reference if isinstance(reference, dict) else {})})
+        options = {"tolerance": REFERENCE_TOLERANCE, "max_iterations": REFERENCE_MAX_ITERATIONS}
+        tight = solver_for(scene, "scene", {**options, **(reference if isinstance(reference, dict) else {})})
         ref = run_window(scene, tight, start, window, desc="reference", quiet=quiet)
     rows = {}
     for label, (name, options) in solvers.items():

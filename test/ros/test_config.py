@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from cond_ros.ros.config import PARAMETERS, ConfigError, check_parameter, scene_path, validate_config
+from cond_ros.ros.config import SOLVER_NAMES, PARAMETERS, ConfigError, check_parameter, scene_path, validate_config
 from cond_ros.tools.scenes import BUILT_IN, CONFIG_DIR
 
 
@@ -38,10 +38,14 @@ def test_dt_must_be_whole_nanoseconds():
 
 
 def test_solver_choices():
-    """Unknown solvers and cond-only options on the penalty solver are rejected."""
+    """Unknown solvers and iteration options on the penalty solver are rejected; the node's list of
+    solver names is the simulator's registry."""
+    from cond_ros.sim.solvers import SOLVERS
+    assert set(SOLVER_NAMES) == set(SOLVERS)
     with pytest.raises(ConfigError, match="solver: expected one of"):
-        validate_config({"solver": "pgs"})
-    with pytest.raises(ConfigError, match="cond solver only"):
+        validate_config({"solver": "pgs2"})
+    assert validate_config({"solver": "apgd", "solver_tolerance": 1e-5}).solver == "apgd"
+    with pytest.raises(ConfigError, match="not penalty"):
         validate_config({"solver": "penalty", "solver_tolerance": 1e-5})
     with pytest.raises(ConfigError, match="repeat"):
         validate_config({"command_joints": ["a", "a"]})

@@ -2,8 +2,8 @@
 import numpy as np
 
 from cond_ros.tools.paper_benchmarks import _coarse_ball
-from cond_ros.tools.solver_comparison import (compare_solvers, edited_scene, run_prefix, run_window, solver_for,
-                                              summarize)
+from cond_ros.tools.scenes import edited_scene
+from cond_ros.tools.solver_comparison import compare_solvers, run_prefix, run_window, solver_for, summarize
 
 
 def test_every_solver_starts_from_the_same_state_and_replays_bit_for_bit():

@@ -36,6 +36,9 @@ def _matvec(matrix, x, out):
         out[r] = acc
 
 
+DEFAULT_STEP_DECAY = 0.9  # Mazhar et al.'s L <- 0.9 L after each iteration
+
+
 @kernel
 def _project(x, mu, out):
     """out = Pi_K(x): each contact's triple onto its isotropic cone (Euclidean)."""
@@ -159,7 +162,7 @@ class SolverAPGD(ImpulseSolverBase):
 
     name = "apgd"
 
-    def __init__(self, *, step_decay=0.9, restart=True, tolerance=1e-8, max_iterations=1000, regularization=0.0,
+    def __init__(self, *, step_decay=DEFAULT_STEP_DECAY, restart=True, tolerance=1e-8, max_iterations=1000, regularization=0.0,
                  warm_start=True):
         self.step_decay = scalar("step_decay", step_decay, low=0.0, low_open=True, high=1.0)
         if not isinstance(restart, (bool, np.bool_)):

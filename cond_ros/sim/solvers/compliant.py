@@ -77,95 +77,17 @@ Defaults (``stiffness`` k = 1e6 N/m, ``damping`` b = 2e4 N s/m)
   speculative bound L does for g > 0. Hunt-Crossley damping (b proportional to the deformation, the
   paper's B(x)) would avoid this but makes the program non-convex in lambda.
 
-Solver: accelerated projected gradient (Nesterov/FISTA with gradient restart) on the QCQP, step 1 /
-lambda_max(G + C), projection onto each cone by ``friction_cone.project_proximal``; residual
-||X (lambda^{l+1} - lambda^l)||. The kernel is small and self-contained; it could later share one
-kernel with the APGD baseline (``apgd.py``, written in parallel), the compliance entering only
-through the Hessian's diagonal and q.
+Solver: the program is the APGD baseline's CCP with G + C in place of G and q in place of u_free, so
+the same kernel (``apgd.accelerated_projected_gradient``: Nesterov with gradient restart, backtracked
+step, ``project_proximal`` onto each cone) solves it; residual ||X (lambda^{l+1} - lambda^l)||.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..jit import kernel
 from ..validate import ModelError, non_negative, positive
+from .apgd import DEFAULT_STEP_DECAY, accelerated_projected_gradient
 from .delassus import ImpulseSolverBase, contact_jacobian
-from .friction_cone import project_proximal
-
-
-@kernel
-def _norm_of_product(matrix, x, out):
-    """||matrix @ x|| with a fixed summation order (bit-deterministic)."""
-    total = 0.0
-    for i in range(matrix.shape[0]):
-        acc = 0.0
-        for j in range(matrix.shape[1]):
-            acc += matrix[i, j] * x[j]
-        out[i] = acc
-        total += acc * acc
-    return np.sqrt(total)
-
-
-@kernel
-def _project_cones(x, mu, out):
-    """out = the Euclidean projection of x (3 m,) onto the product of the isotropic cones."""
-    for c in range(mu.shape[0]):
-        n, t1, t2 = project_proximal(x[3 * c], x[3 * c + 1], x[3 * c + 2], mu[c])
-        out[3 * c] = n
-        out[3 * c + 1] = t1
-        out[3 * c + 2] = t2
-
-
-@kernel
-def compliant_apgd(hessian, q, mu, residual_map, lam0, step, tolerance, max_iterations):
-    """Accelerated projected gradient for min 1/2 lam^T H lam + q^T lam over the cones.
-
-    Nesterov momentum with the gradient restart of O'Donoghue and Candes (momentum is dropped when
-    grad(y)^T (x^{l+1} - x^l) > 0), which keeps the convergence linear on the strongly convex
-    program. Stops when ||R (x^{l+1} - x^l)|| <= tolerance, R the residual map (X or its QR factor R).
-    Returns (lam, iterations, residual).
-    """
-    n = q.shape[0]
-    x = np.empty(n)
-    _project_cones(lam0, mu, x)
-    y = x.copy()
-    x_new = np.empty(n)
-    trial = np.empty(n)
-    grad = np.empty(n)
-    dx = np.empty(n)
-    work = np.empty(residual_map.shape[0])
-    t = 1.0
-    residual = np.inf
-    iterations = 0
-    for it in range(max_iterations):
-        iterations = it + 1
-        for i in range(n):
-            acc = q[i]
-            for j in range(n):
-                acc += hessian[i, j] * y[j]
-            grad[i] = acc
-            trial[i] = y[i] - step * acc
-        _project_cones(trial, mu, x_new)
-        ascent = 0.0
-        for i in range(n):
-            dx[i] = x_new[i] - x[i]
-            ascent += grad[i] * dx[i]
-        residual = _norm_of_product(residual_map, dx, work)
-        if ascent > 0.0:  # momentum points uphill: restart
-            t = 1.0
-            for i in range(n):
-                y[i] = x_new[i]
-        else:
-            t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
-            beta = (t - 1.0) / t_new
-            for i in range(n):
-                y[i] = x_new[i] + beta * dx[i]
-            t = t_new
-        for i in range(n):
-            x[i] = x_new[i]
-        if residual <= tolerance:
-            break
-    return x, iterations, residual
 
 
 class SolverCompliant(ImpulseSolverBase):
@@ -233,12 +155,9 @@ class SolverCompliant(ImpulseSolverBase):
         q = problem.free_velocity.copy()
         hessian[3 * np.arange(m), 3 * np.arange(m)] += compliance
         q[3 * np.arange(m)] += bias
-        step = 1.0 / np.linalg.eigvalsh(hessian)[-1]
-        response = problem.impulse_response
-        # ||X d|| = ||R d|| for X = Q R: iterate with the smaller of the two
-        residual_map = np.linalg.qr(response, mode="r") if response.shape[0] > response.shape[1] else response
-        lam, iterations, residual = compliant_apgd(
-            np.ascontiguousarray(hessian), q, np.ascontiguousarray(problem.friction[:, 0]),
-            np.ascontiguousarray(residual_map), np.ascontiguousarray(force, dtype=float).reshape(-1), step,
-            self.tolerance, self.max_iterations)
-        return lam.reshape(m, 3), iterations, residual
+        lam = np.ascontiguousarray(force, dtype=float).reshape(-1).copy()
+        # the program is APGD's with G + C for G and q for u_free: the same kernel solves it
+        iterations, residual = accelerated_projected_gradient(
+            hessian, q, np.ascontiguousarray(problem.friction[:, 0]), np.ascontiguousarray(problem.impulse_response),
+            DEFAULT_STEP_DECAY, True, self.tolerance, self.max_iterations, lam)
+        return lam.reshape(m, 3), int(iterations), float(residual)
