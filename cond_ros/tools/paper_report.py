@@ -106,9 +106,9 @@ def plots(result: dict, directory: str) -> list:
     written.append(path)
     t4 = result["table_iv"]
     fig, ax = plt.subplots(figsize=(6, 4))
-    for label in ("COND", "PGS", "APGD"):
-        ax.plot(t4["youngs_modulus_mpa"], t4[label], "o-", label=f"{label} (ours)")
-        ax.plot(t4["youngs_modulus_mpa"], result["paper"]["IV"][label], "x--", label=f"{label} (paper)")
+    for i, label in enumerate(("COND", "PGS", "APGD")):
+        ax.plot(t4["youngs_modulus_mpa"], t4[label], "o-", color=f"C{i}", label=f"{label} (ours)")
+        ax.plot(t4["youngs_modulus_mpa"], result["paper"]["IV"][label], "x--", color=f"C{i}", label=f"{label} (paper)")
     ax.set(xlabel="Young's modulus [MPa]", ylabel="mean iterations", xscale="log", yscale="log",
            title="Table IV: iterations vs ball stiffness")
     ax.legend(fontsize=7)
