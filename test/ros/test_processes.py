@@ -12,7 +12,7 @@ from ros_harness import NodeProcess, Observer, ros_session, start_sim  # noqa: E
 @pytest.mark.parametrize("parameters, problems", [
     (dict(dt=-0.01, steps_per_trigger=0, lockstep=3), ["dt", "steps_per_trigger", "lockstep"]),
     (dict(scene="no_such_scene"), ["unknown scene 'no_such_scene'", "panda_cable_small"]),
-    (dict(real_time_factor="fast", solver="pgs"), ["real_time_factor: expected a finite float", "solver"]),
+    (dict(real_time_factor="fast", solver="pgs2"), ["real_time_factor: expected a finite float", "solver"]),
     (dict(command_joints="[elbow, wrist]"), ["command_joints", "unknown joint 'elbow'"]),
 ])
 def test_bad_parameters_stop_the_node(tmp_path, parameters, problems):
