@@ -18,9 +18,8 @@ import numpy as np
 
 from ..jit import kernel
 from ..validate import ModelError, scalar
-from .delassus import ContactProblem, ImpulseSolverBase
+from .delassus import ContactProblem, ImpulseSolverBase, velocity_change_norm
 from .friction_cone import project_proximal
-from .pgs import velocity_change_norm
 
 MAX_BACKTRACKS = 64  # doublings of L per iteration: 2^64 covers any scale of G from a positive start
 
@@ -162,8 +161,8 @@ class SolverAPGD(ImpulseSolverBase):
 
     name = "apgd"
 
-    def __init__(self, *, step_decay=DEFAULT_STEP_DECAY, restart=True, tolerance=1e-8, max_iterations=1000, regularization=0.0,
-                 warm_start=True):
+    def __init__(self, *, step_decay=DEFAULT_STEP_DECAY, restart=True, tolerance=1e-8, max_iterations=1000,
+                 regularization=0.0, warm_start=True):
         self.step_decay = scalar("step_decay", step_decay, low=0.0, low_open=True, high=1.0)
         if not isinstance(restart, (bool, np.bool_)):
             raise ModelError(f"restart: expected True or False, got {restart!r}")

@@ -70,7 +70,7 @@ import numpy as np
 
 from ..jit import kernel
 from ..validate import ModelError, positive, scalar
-from .delassus import ContactProblem, ImpulseSolverBase
+from .delassus import ContactProblem, ImpulseSolverBase, contact_velocity_at, velocity_change_norm
 
 FRICTION_MODELS = {"max_dissipation": 0, "coulomb": 1}
 MAX_DISSIPATION = 0
@@ -265,21 +265,15 @@ def bisection_sweeps(delassus, free_velocity, friction, response, mode, alpha, d
     """
     m = friction.shape[0]
     n = 3 * m
-    dof = response.shape[0]
     w = np.empty((m, 3, 3))
     w_inv = np.empty((m, 3, 3))
     active = np.empty(m, np.bool_)
     local_operators(delassus, w, w_inv, active)
-    u = free_velocity.copy()
-    for j in range(n):
-        if force[j] != 0.0:
-            for k in range(n):
-                u[k] += delassus[k, j] * force[j]
+    u = contact_velocity_at(delassus, free_velocity, force)
     start = np.empty(n)
     c = np.empty(3)
     lam_star = np.empty(3)
     dlam = np.empty(3)
-    velocity = np.empty(dof)
     residual = np.inf
     sweeps = 0
     for _ in range(max_iterations):
@@ -305,13 +299,7 @@ def bisection_sweeps(delassus, free_velocity, friction, response, mode, alpha, d
                 u[k] += delassus[k, base] * dlam[0] + delassus[k, base + 1] * dlam[1] + delassus[k, base + 2] * dlam[2]
         sweeps += 1
         alpha = alpha_min + decay * (alpha - alpha_min)
-        velocity[:] = 0.0
-        for j in range(n):
-            change = force[j] - start[j]
-            if change != 0.0:
-                for k in range(dof):
-                    velocity[k] += response[k, j] * change
-        residual = np.sqrt(np.sum(velocity * velocity))
+        residual = velocity_change_norm(response, force - start)
         if residual <= tolerance:
             break
     return sweeps, residual

@@ -126,6 +126,37 @@ def _ldl_solve_columns(indptr, indices, lower, diagonal, permutation, rhs, out):
                 out[permutation[i], c0 + c] = x[i, c]
 
 
+@kernel
+def velocity_change_norm(response, change):
+    """||X d lambda|| for the impulse response X (dof x 3m, row-major): the residual every impulse-space
+    solver reports; columns with no change are skipped."""
+    nonzero = np.empty(change.shape[0], np.int64)
+    count = 0
+    for j in range(change.shape[0]):
+        if change[j] != 0.0:
+            nonzero[count] = j
+            count += 1
+    total = 0.0
+    for r in range(response.shape[0]):
+        acc = 0.0
+        for k in range(count):
+            acc += response[r, nonzero[k]] * change[nonzero[k]]
+        total += acc * acc
+    return np.sqrt(total)
+
+
+@kernel
+def contact_velocity_at(delassus, free_velocity, force):
+    """u = G lambda + u_free, column by column over the nonzero forces (G symmetric: rows are read)."""
+    u = free_velocity.copy()
+    for j in range(force.shape[0]):
+        f = force[j]
+        if f != 0.0:
+            for r in range(u.shape[0]):
+                u[r] += delassus[j, r] * f
+    return u
+
+
 class SparseFactor:
     """A = P^T (L + I) D (L + I)^T P by qdldl, solving many right-hand sides at once."""
 

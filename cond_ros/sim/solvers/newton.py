@@ -48,7 +48,7 @@ import numpy as np
 
 from ..jit import kernel
 from ..validate import ModelError, non_negative, scalar
-from .delassus import ContactProblem, ImpulseSolverBase
+from .delassus import ContactProblem, ImpulseSolverBase, velocity_change_norm
 from .friction_cone import project_strict
 
 #: a normal row with alpha below this is decoupled (its coupling to G is below round-off of its diagonal)
@@ -218,22 +218,6 @@ def preconditioned_conjugate_residual(delassus, coupled, compliance, b, x, itera
         if norm <= tolerance * start:
             break
     return steps
-
-
-@kernel
-def velocity_change_norm(response, change):
-    """||X d lambda||: an impulse change mapped to velocity space (the shared residual)."""
-    dof = response.shape[0]
-    out = np.zeros(dof)
-    for j in range(change.shape[0]):
-        d = change[j]
-        if d != 0.0:
-            for row in range(dof):
-                out[row] += response[row, j] * d
-    total = 0.0
-    for row in range(dof):
-        total += out[row] * out[row]
-    return np.sqrt(total)
 
 
 @kernel

@@ -18,26 +18,8 @@ import numpy as np
 
 from ..jit import kernel
 from ..validate import ModelError, scalar
-from .delassus import ContactProblem, ImpulseSolverBase
+from .delassus import ContactProblem, ImpulseSolverBase, contact_velocity_at, velocity_change_norm
 from .friction_cone import project_strict
-
-
-@kernel
-def velocity_change_norm(response, change):
-    """||X d lambda|| for the impulse response X (dof x 3m, row-major); columns with no change are skipped."""
-    nonzero = np.empty(change.shape[0], np.int64)
-    count = 0
-    for j in range(change.shape[0]):
-        if change[j] != 0.0:
-            nonzero[count] = j
-            count += 1
-    total = 0.0
-    for r in range(response.shape[0]):
-        acc = 0.0
-        for k in range(count):
-            acc += response[r, nonzero[k]] * change[nonzero[k]]
-        total += acc * acc
-    return np.sqrt(total)
 
 
 @kernel
@@ -57,9 +39,7 @@ def projected_gauss_seidel(delassus, free_velocity, friction, response, relaxati
     """
     size = lam.shape[0]
     m = size // 3
-    u = free_velocity.copy()
-    for j in range(size):
-        _add_column(delassus, j, lam[j], u)
+    u = contact_velocity_at(delassus, free_velocity, lam)
     r_n = np.empty(m)
     r_t = np.empty(m)
     for i in range(m):
