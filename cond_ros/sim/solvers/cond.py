@@ -145,13 +145,16 @@ class SolverCOND(SolverBase):
                 block = block - system.virtual_node_gain * jac.T @ jac
             inverse[g, :size, :size] = np.linalg.inv(block)
         vn_force = np.zeros((n_vn, 3))
-        on_vn = np.flatnonzero(contacts.dof_a >= system.dof_count)
         old_keys, old_forces = self._previous_forces
         if len(old_keys):
-            keys = contact_keys(contacts)[on_vn]
+            keys = contact_keys(contacts)
             pos = np.minimum(np.searchsorted(old_keys, keys), len(old_keys) - 1)
             found = old_keys[pos] == keys
-            vn_force[(contacts.dof_a[on_vn[found]] - system.dof_count) // 3] = old_forces[pos[found]]
+            # a contact's force acts on its side a and, reversed, on its side b (a robot link touching an
+            # FEM node has its virtual node on side b)
+            for ends, sign in ((contacts.dof_a, 1.0), (contacts.dof_b, -1.0)):
+                seen = found & (ends >= system.dof_count)
+                vn_force[(ends[seen] - system.dof_count) // 3] = sign * old_forces[pos[seen]]
         owner_force_warm_start(system.indptr, system.indices, system.data, system.b, system.virtual_node_gain,
                                owner_dof, owner_size, inverse, bounds, system.vn_jac, vn_force, v)
 

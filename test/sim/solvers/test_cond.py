@@ -346,3 +346,42 @@ def test_rigid_body_virtual_nodes_match_ccp_and_reduced_dynamics(n_points):
     lhs = a_o_dense @ v_o
     rhs = a_o.b + wrench
     assert np.abs(lhs - rhs).max() <= DYNAMICS_TOL * max(np.abs(a_o.b).max(), np.abs(wrench).max())
+
+
+def test_force_warm_start_puts_owners_on_the_reduced_dynamics_of_both_contact_sides():
+    """Started from the exact forces, every virtual-node owner starts at the exact velocity.
+
+    A small soft ball held by the two-finger gripper: each finger contact has the FEM node on side a
+    and the finger's virtual node on side b, so the finger feels minus the contact force. The owner
+    warm start solves the reduced dynamics (18) of each owner with the previous step's forces; given the
+    step's converged forces it must return the converged owner and virtual-node velocities (17).
+    """
+    from cond_ros.sim.contacts import build_contact_set, contact_keys, forces_to_world
+    from cond_ros.tools.scenes import edited_scene
+
+    def small_ball(data):
+        data["soft_bodies"][0]["mesh"]["cells"] = 5
+    scene = edited_scene("soft_ball", small_ball)
+    sim = scene.simulator
+    while sim.state.time < 0.8 - 1e-9:  # fingers closed on the ball
+        sim.step(scene.script.control(sim.state.time))
+    model, dt = sim.model, sim.dt
+    contacts = build_contact_set(model, sim.pattern, sim.state, dt)
+    solver = SolverCOND(tolerance=1e-13, max_iterations=200_000)
+    system = solver.assemble(model, sim.state, scene.script.control(sim.state.time), contacts, dt)
+    on_b = contacts.dof_b >= system.dof_count
+    assert on_b.sum() >= 2 and np.all(contacts.dof_a[on_b] < system.dof_count)  # nodes press on fingers
+    v_exact, force, _, residual = solver.solve(system, contacts, dt)
+    assert residual < 1e-13 and np.abs(force[on_b, 0]).sum() > 1.0  # the fingers squeeze (newtons)
+
+    keys = contact_keys(contacts)
+    order = np.argsort(keys, kind="stable")
+    solver._previous_forces = (keys[order], forces_to_world(contacts.frame, force)[order])
+    robot = slice(model.robot_dof_start, model.robot_dof_start + model.robot_dof_count)
+    v = v_exact.copy()
+    v[robot] = 0.0  # owners and their virtual nodes start away from the answer
+    v[system.dof_count:] = 0.0
+    solver._warm_start_owners(system, contacts, v)
+    scale = np.abs(v_exact[robot]).max() + np.abs(force).max() / model.virtual_node_gain
+    np.testing.assert_allclose(v[robot], v_exact[robot], rtol=0, atol=1e-6 * scale)
+    np.testing.assert_allclose(v[system.dof_count:], v_exact[system.dof_count:], rtol=0, atol=1e-6 * scale)
