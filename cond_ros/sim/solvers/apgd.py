@@ -18,6 +18,7 @@ import numpy as np
 
 from ..jit import kernel
 from ..validate import ModelError, scalar
+from .cond_kernels import dot
 from .delassus import ContactProblem, ImpulseSolverBase, velocity_change_norm
 from .friction_cone import project_proximal
 
@@ -47,14 +48,6 @@ def _project(x, mu, out):
 
 
 @kernel
-def _dot(a, b):
-    acc = 0.0
-    for i in range(a.shape[0]):
-        acc += a[i] * b[i]
-    return acc
-
-
-@kernel
 def accelerated_projected_gradient(delassus, free_velocity, mu, response, step_decay, restart, tolerance,
                                    max_iterations, lam):
     """Algorithm APGD of Mazhar et al. (2015) until ||X (lambda^{l+1} - lambda^l)|| < tolerance.
@@ -78,7 +71,7 @@ def accelerated_projected_gradient(delassus, free_velocity, mu, response, step_d
     # largest eigenvalue, raised by backtracking where it is too small)
     ones = np.ones(size)
     _matvec(delassus, ones, trial)
-    lipschitz = np.sqrt(_dot(trial, trial) / size)
+    lipschitz = np.sqrt(dot(trial, trial) / size)
     if not lipschitz > 0.0:
         lipschitz = 0.0
         for j in range(size):
@@ -114,7 +107,7 @@ def accelerated_projected_gradient(delassus, free_velocity, mu, response, step_d
             step[j] = new[j] - gamma[j]
         residual = velocity_change_norm(response, step)
         # gradient restart: the step goes uphill along grad f(y), so the momentum is dropped
-        if restart and _dot(grad, step) > 0.0:
+        if restart and dot(grad, step) > 0.0:
             beta = 0.0
             theta_next = 1.0
         for j in range(size):

@@ -139,7 +139,7 @@ def owner_force_warm_start(indptr, indices, data, b, kv, owner_dof, owner_size, 
 
 
 @kernel
-def _dot(x, y):
+def dot(x, y):
     acc = 0.0
     for i in range(x.shape[0]):
         acc += x[i] * y[i]
@@ -182,10 +182,10 @@ def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_jac, kv, 
             if it > 0:
                 diff[:] = v - v_prev
                 z = av - av_prev
-                sz = _dot(diff, z)
+                sz = dot(diff, z)
                 if sz > 0.0:
                     use_bb1 = weight_mode == WEIGHTS_BB1 or (weight_mode == WEIGHTS_BB_ALTERNATING and it % 2 == 1)
-                    alpha = _dot(diff, diff) / sz if use_bb1 else sz / _dot(z, z)
+                    alpha = dot(diff, diff) / sz if use_bb1 else sz / dot(z, z)
             w[:] = alpha
         for i in range(n):
             diff[i] = av[i] - b[i]
@@ -206,7 +206,7 @@ def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_jac, kv, 
             for i in range(n):
                 v_next[i] = nu * (v[i] + under_relaxation * (v_next[i] - v[i]) - v_prev[i]) + v_prev[i]
         diff[:] = v_next - v
-        theta = np.sqrt(_dot(diff, diff))
+        theta = np.sqrt(dot(diff, diff))
         if theta_prev < np.inf and theta_prev > 0.0:
             rho = min(theta / theta_prev, 1.0)  # (39)
         theta_prev = theta
