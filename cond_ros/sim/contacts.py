@@ -118,8 +118,21 @@ def forces_to_world(frame: np.ndarray, force: np.ndarray) -> np.ndarray:
 
 
 def contact_keys(contacts: ContactSet) -> np.ndarray:
-    """An integer identity of each contact (source point and collider) that persists across steps (warm starts)."""
-    return (contacts.source_index * (1 << 21) + (contacts.collider + 1)) * 4 + contacts.source_kind  # 4 source kinds
+    """An integer identity of each contact that persists across steps (warm starts).
+
+    It names the source point and what it touches: the static collider, or the other side's owner (a
+    node's own DOF, or a virtual node's owner DOF and robot link), so that one particle squeezed by two
+    fingers has two keys.
+    """
+    dof_count = len(contacts.pattern.indptr) - 1
+    vn = np.clip((contacts.dof_b - dof_count) // 3, 0, max(len(contacts.vn_dof) - 1, 0))
+    owner_b = np.where(contacts.dof_b < dof_count, contacts.dof_b,
+                       contacts.vn_dof[vn] if len(contacts.vn_dof) else 0)
+    link_b = contacts.link[:, 1] if contacts.link is not None else np.full(contacts.count, -1)
+    other = np.where(contacts.dof_b < 0, contacts.collider + 1, (1 << 24) + owner_b * 128 + link_b + 1)
+    if contacts.count and (other.max() >= 1 << 31 or contacts.source_index.max() >= 1 << 29 or link_b.max() >= 127):
+        raise ValueError("contact_keys: more than 2^29 points, 2^24 DOFs or 126 robot links do not fit the key")
+    return (contacts.source_index * (1 << 31) + other) * 4 + contacts.source_kind  # 4 source kinds
 
 
 @kernel

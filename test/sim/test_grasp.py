@@ -67,3 +67,23 @@ def test_grasp_slips_below_the_friction_bound():
     drop = -simulator.state.body_q[0, 2]
     assert (simulator.contacts.dof_b >= 0).sum() >= 2  # still squeezed
     assert drop == pytest.approx(0.5 * accel * seconds ** 2, rel=0.05)
+
+
+def test_a_particle_squeezed_by_two_fingers_keeps_one_warm_start_key_per_finger():
+    """Both finger contacts of one particle have the same source point and no collider; their keys must
+    still differ (they name the other side's owner and link), or the force warm start gives both
+    fingers the force of one."""
+    from cond_ros.sim.contacts import contact_keys
+
+    builder = sim.ModelBuilder()
+    builder.add_articulation(gripper(), q=[0.0, 0.0], mu=0.5)
+    builder.add_particle((0, 0, 0), mass=BOX_MASS, radius=BOX_HALF, mu=0.5)
+    model = builder.finalize(virtual_node_gain=1e4)
+    simulator = sim.Simulator(model, dt=0.01)
+    control = model.control()
+    control.robot_effort[:] = GRIP_FORCE
+    simulator.step(control)
+    contacts = simulator.contacts
+    fingers = contacts.dof_b >= model.dof_count
+    assert fingers.sum() == 2 and np.all(contacts.source_index[fingers] == 0)
+    assert len(set(contact_keys(contacts)[fingers].tolist())) == 2
