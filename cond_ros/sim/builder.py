@@ -338,6 +338,15 @@ class ModelBuilder:
             tet_rest_volume=stack(T, 2, ()), tet_lame=stack(T, 3, (2,)), tet_damping_time=stack(T, 4, ()),
         )
 
+    def body_mass(self, body: int) -> float:
+        """Mass [kg] of a body added so far."""
+        self._check_body("body_mass", body)
+        return float(self._bodies[int(body)][3])
+
+    def anchor_pose(self, a: Anchor) -> np.ndarray:
+        """World pose (4x4) of an anchor's point and frame in the configuration built so far."""
+        return self._anchor_pose(a, self._check_anchor("anchor_pose", a))
+
     # -- helpers ------------------------------------------------------------
     def _check_body(self, name, body):
         if not (0 <= int(body) < len(self._bodies)):

@@ -18,11 +18,11 @@ from scipy.spatial.transform import Rotation
 from .articulation import ArticulationKinematics
 from .builder import ModelBuilder, box_inertia, sphere_inertia
 from .ik import solve_ik
-from .builder import particle, robot_link_point, world_point
+from .builder import body_point, particle, robot_link_point, world_point
 from .fem import FemMaterial, SoftBody, TetMesh, add_soft_body, box_mesh, cylinder_mesh, read_mesh, sphere_mesh
 from .model import Control, DampingPolicy, Model
 from .rod import Rod, RodMaterial, add_rod, clamp_rod_end
-from .sensors import SimulatedFTSensor, spec_from_dict
+from .sensors import BodyMount, SimulatedFTSensor, mount_body, spec_from_dict
 from .simulator import Simulator
 from .tool_trajectory import IKTrack, ToolTrajectory, packaged_file, track_with_ik
 from .urdf import load_urdf
@@ -143,8 +143,8 @@ class TrajectoryMotion:
 
 
 class Scene(NamedTuple):
-    """A loaded scene: the simulator, its scripted motion (or None), duration [s], F/T sensors, cables and
-    FEM bodies (``fem.SoftBody``)."""
+    """A loaded scene: the simulator, its scripted motion (or None), duration [s], F/T sensors, cables,
+    FEM bodies (``fem.SoftBody``) and mounted bodies."""
 
     simulator: Simulator
     script: object
@@ -152,6 +152,7 @@ class Scene(NamedTuple):
     sensors: list
     cables: list
     soft_bodies: list = []
+    mounts: list = []  # sensors.BodyMount: bodies held by a 6-axis F/T sensor
 
 
 def load_scene(path: str) -> Scene:
@@ -183,6 +184,7 @@ def load_scene(path: str) -> Scene:
         index = builder.add_articulation(art, q=q, drive_stiffness=r.vector("drive_stiffness", n),
                                          drive_damping=r.vector("drive_damping", n), mu=r.number("mu", 0.5))
         robots.append((name, art, q))
+    mounts = []
     for b in spec.items("bodies"):
         mass = b.number("mass")
         pos = b.vector("position", 3)
@@ -197,6 +199,8 @@ def load_scene(path: str) -> Scene:
             builder.add_shape_sphere(body, radius, mu=b.number("mu", 0.5))
         else:
             raise ModelError(f"{path}: {b.path}.shape must be 'box' or 'sphere', got {kind!r}")
+        if "mount" in b.data:
+            mounts.append(_mount_body(builder, body, b.sub("mount"), str(b.get("name", f"body{body}"))))
     for c in spec.items("colliders"):
         kind, mu = c.get("type"), c.number("mu", 0.5)
         if kind == "plane":
@@ -233,7 +237,7 @@ def load_scene(path: str) -> Scene:
                                   bool(script.get("gravity_compensation", True)))
     else:
         motion = _load_script(spec, model, robots, path) if script is not None else None
-    return Scene(simulator, motion, spec.number("duration", 5.0), sensors, cables, soft_bodies)
+    return Scene(simulator, motion, spec.number("duration", 5.0), sensors, cables, soft_bodies, mounts)
 
 
 def _robot(spec: _Spec, key: str, robots: list, path: str) -> int:
@@ -338,6 +342,23 @@ def _add_soft_body(builder: ModelBuilder, b: _Spec, robots: list, path: str) -> 
                                  stiffness=[stiffness] * 3,
                                  damping=a.number("damping", 0.0) * np.ones(3))
     return body
+
+
+def _mount_body(builder: ModelBuilder, body: int, m: _Spec, name: str) -> BodyMount:
+    """``mount``: the body sits on a 6-axis F/T sensor at its ``point`` (body coordinates), held where it
+    is at load by ``stiffness`` [N/m] / ``rotation_stiffness`` [N m/rad] (scalars or 3 per body axis) and
+    their dampings. Defaults: an ATI Gamma's stiffness (Fx, Fy 9.1e6, Fz 1.8e7 N/m; 1.1e3 N m/rad) and no
+    damping."""
+    gains = {}
+    for key, default in (("stiffness", [9.1e6, 9.1e6, 1.8e7]), ("damping", 0.0),
+                         ("rotation_stiffness", 1.1e3), ("rotation_damping", 0.0)):
+        gain = m.vector(key, None, default)
+        floor_ok = gain > 0 if key.endswith("stiffness") else gain >= 0
+        if len(gain) not in (1, 3) or not np.all(floor_ok):
+            raise ModelError(f"{m.source}: {m.path}.{key} must be one or 3 numbers "
+                             f"{'> 0' if key.endswith('stiffness') else '>= 0'}, got {m.get(key, default)!r}")
+        gains[key] = np.broadcast_to(gain, 3).copy()
+    return mount_body(builder, body, m.vector("point", 3, [0.0, 0.0, 0.0]), name=name, **gains)
 
 
 def _load_sensor(model: Model, s: _Spec, robots: list, path: str) -> SimulatedFTSensor:
