@@ -82,3 +82,34 @@ def test_node_point_must_be_the_centre():
     body = b.add_body((0, 0, 0), mass=1.0, inertia=np.eye(3))
     with pytest.raises(ModelError, match="centre"):
         b.add_contact_point(body, (0.01, 0.0, 0.0), node=True)
+
+
+def all_pairs_within_reach(pos, radius, vel, chain, rest, candidates, margin, dt, arc_factor):
+    """The definition, pair by pair (numpy, no grid)."""
+    out = []
+    for a, i in enumerate(candidates):
+        for j in candidates[a + 1:]:
+            if chain[i] >= 0 and chain[i] == chain[j] and \
+                    np.linalg.norm(rest[i] - rest[j]) <= arc_factor * (radius[i] + radius[j]):
+                continue
+            dist = np.linalg.norm(pos[i] - pos[j])
+            if dist - radius[i] - radius[j] < margin + 2 * dt * np.linalg.norm(vel[i] - vel[j]) and dist > 1e-12:
+                out.append((i, j))
+    return np.array(out, np.int64).reshape(-1, 2)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_grid_node_pair_search_finds_exactly_the_pairs_within_reach_in_loop_order(seed):
+    from cond_ros.sim.dynamic_contacts import SELF_CONTACT_ARC, _node_pairs
+    rng = np.random.default_rng(seed)
+    n = 400
+    pos = rng.uniform(-0.05, 0.05, (n, 3)) * [1.0, 1.0, 0.2 + seed]  # flat to cubic clouds
+    radius = rng.uniform(0.5e-3, 3e-3, n)
+    vel = rng.normal(0.0, 0.05 * seed, (n, 3))  # seed 0: at rest
+    chain = rng.integers(-1, 3, n)
+    rest = pos + rng.normal(0.0, 2e-3, (n, 3))
+    candidates = np.sort(rng.choice(n, 300, replace=False)).astype(np.int64)
+    expected = all_pairs_within_reach(pos, radius, vel, chain, rest, candidates, 1e-3, 0.01, SELF_CONTACT_ARC)
+    assert len(expected) > 20
+    found = _node_pairs(pos, radius, vel, chain, rest, candidates, 1e-3, 0.01, SELF_CONTACT_ARC)
+    np.testing.assert_array_equal(found, expected)
