@@ -226,10 +226,11 @@ def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: fl
     active = np.concatenate([model.particle_contact, np.ones(n_points - n_p, bool)])
     tested = np.flatnonzero(active)
     found = detect_point_contacts(pos[tested], radius[tested], vel[tested], model, model.contact_margin, dt)
-    sides = [(dof[i], size[i], jac[i], group[i], bool(node[i]), int(link[i])) for i in range(n_points)]
+    def point_side(i):  # only for the points in contact: a tuple per point cost 6 ms at 4400 FEM nodes
+        return dof[i], size[i], jac[i], group[i], bool(node[i]), int(link[i])
     for k, i in enumerate(tested[found.point_index]):
         rows.add(found.frame[k], found.gap[k], found.position[k], int(found.collider[k]), point_kind[i],
-                 point_index[i], np.maximum(mu[i], model.collider_mu[found.collider[k]]), sides[i])
+                 point_index[i], np.maximum(mu[i], model.collider_mu[found.collider[k]]), point_side(i))
     for joint, side, gap, l_dof, l_size, l_jac, l_group in (joint_limit_candidates(model, state, dt, width)
                                                              if model.robots else []):
         rows.add(np.eye(3), gap, np.zeros(3), -1, SOURCE_JOINT_LIMIT, 2 * joint + (side < 0), np.zeros(2),
@@ -238,11 +239,11 @@ def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: fl
     for row in detect_dynamic_contacts(model, state, kinematics, points, dt, width):
         i = row["point"]
         rows.add(row["frame"], row["gap"], row["position"], -1, point_kind[i], point_index[i], row["friction"],
-                 sides[i], (row["dof_b"], row["size_b"], row["jac_b"], row["group_b"], False, row["link_b"]))
+                 point_side(i), (row["dof_b"], row["size_b"], row["jac_b"], row["group_b"], False, row["link_b"]))
     chain, rest = self_contact_layout(model, n_points)
     for i, j, frame, gap, position in detect_node_pairs(model, pos, radius, vel, node & active, chain, rest, dt):
-        rows.add(frame, gap, position, -1, point_kind[i], point_index[i], np.maximum(mu[i], mu[j]), sides[i],
-                 sides[j])
+        rows.add(frame, gap, position, -1, point_kind[i], point_index[i], np.maximum(mu[i], mu[j]), point_side(i),
+                 point_side(j))
     return rows.finish(model, pattern, state, dt)
 
 

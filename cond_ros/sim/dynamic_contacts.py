@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .articulation import GeometryType
-from .collision import ColliderType, collider_signed_distance, contact_frame
+from .collision import ColliderType, collider_signed_distances, contact_frame
 from .jit import kernel
 from .model import Model, State
 from .rigid import point_jacobian, quat_to_matrix
@@ -47,7 +47,8 @@ def _bounding_radius(ctype: int, size) -> float:
 
 def moving_volumes(model: Model, state: State, kinematics: list) -> list:
     """(collider type, world pos, world rot, size, mu, owner dof, owner size, owner group, jacobian(p), robot link
-    or -1) per volume."""
+    or -1, speed bound) per volume. The speed bound [m/s] is |v_o| + |omega| R: no point within the
+    volume's bounding radius R moves faster at the start of the step."""
     volumes = []
     n_p = model.particle_count
     for k in range(len(model.shape_body)):
@@ -57,12 +58,16 @@ def moving_volumes(model: Model, state: State, kinematics: list) -> list:
 
         def jac(p, com=com):
             return point_jacobian(6, p - com)
-        volumes.append((int(model.shape_type[k]), com + rot_b @ model.shape_pos[k], rot_b @ model.shape_rot[k],
-                        model.shape_size[k], model.shape_mu[k], model.body_dof_start + 6 * body, 6, n_p + body, jac,
-                        -1))
+        pos = com + rot_b @ model.shape_pos[k]
+        ctype, size = int(model.shape_type[k]), model.shape_size[k]
+        v, w = state.body_qd[body, :3], state.body_qd[body, 3:]
+        speed = np.linalg.norm(v + np.cross(w, pos - com)) + np.linalg.norm(w) * _bounding_radius(ctype, size)
+        volumes.append((ctype, pos, rot_b @ model.shape_rot[k], size, model.shape_mu[k],
+                        model.body_dof_start + 6 * body, 6, n_p + body, jac, -1, speed))
     for r, kin in enumerate(kinematics):
         art = kin.art
         lo, hi = model.robot_dof_offset[r], model.robot_dof_offset[r + 1]
+        qd = state.robot_qd[lo:hi]
         for g in range(len(art.geom_link)):
             if int(art.geom_type[g]) not in _GEOMETRY_TO_COLLIDER:
                 continue
@@ -71,9 +76,12 @@ def moving_volumes(model: Model, state: State, kinematics: list) -> list:
 
             def jac(p, kin=kin, link=link):
                 return kin.jacobian(link, p)[:3]
-            volumes.append((_GEOMETRY_TO_COLLIDER[int(art.geom_type[g])], pose[:3, 3].copy(),
-                            np.ascontiguousarray(pose[:3, :3]), art.geom_size[g], model.robot_mu[r],
-                            model.robot_dof_start + lo, hi - lo, model.robot_group(r), jac, link))
+            ctype, size = _GEOMETRY_TO_COLLIDER[int(art.geom_type[g])], art.geom_size[g]
+            twist = kin.jacobian(link, pose[:3, 3]) @ qd
+            speed = np.linalg.norm(twist[:3]) + np.linalg.norm(twist[3:]) * _bounding_radius(ctype, size)
+            volumes.append((ctype, pose[:3, 3].copy(), np.ascontiguousarray(pose[:3, :3]), size,
+                            model.robot_mu[r], model.robot_dof_start + lo, hi - lo, model.robot_group(r), jac, link,
+                            speed))
     return volumes
 
 
@@ -87,18 +95,24 @@ def detect_dynamic_contacts(model: Model, state: State, kinematics: list, points
     volumes = moving_volumes(model, state, kinematics)
     if not volumes:
         return rows
-    normal = np.zeros(3)
     frame = np.zeros((3, 3))
     v_k = state.velocity()
-    reach = points["radius"] + model.contact_margin + 2.0 * dt * np.linalg.norm(points["vel"], axis=1)
-    for ctype, pos, rot, size, mu, dof_b, size_b, group_b, jac_fn, link_b in volumes:
+    point_speed = np.linalg.norm(points["vel"], axis=1)
+    reach = points["radius"] + model.contact_margin + 2.0 * dt * point_speed
+    for ctype, pos, rot, size, mu, dof_b, size_b, group_b, jac_fn, link_b, volume_speed in volumes:
         # bounding-sphere prefilter (the volume's own speed is covered by the margin at these scales)
-        near = (np.linalg.norm(points["pos"] - pos, axis=1) <= _bounding_radius(ctype, size) + reach) & points["active"]
-        for i in np.flatnonzero(near):
-            if points["group"][i] == group_b:
-                continue
+        near = np.flatnonzero((np.linalg.norm(points["pos"] - pos, axis=1) <= _bounding_radius(ctype, size) + reach)
+                              & points["active"] & (points["group"] != group_b))
+        if len(near) == 0:
+            continue
+        normals = np.empty((len(near), 3))
+        distances = collider_signed_distances(ctype, pos, rot, size, points["pos"][near], normals)
+        # the exact test below needs the volume's velocity at the contact; a bound on it rejects most
+        # points here, before a Jacobian is built for them (1.01: rounding slack of a bound that is exact)
+        bound = model.contact_margin + 2.0 * dt * 1.01 * (point_speed[near] + volume_speed)
+        for k in np.flatnonzero(distances - points["radius"][near] < bound):
+            i, sd, normal = near[k], distances[k], normals[k]
             p = points["pos"][i]
-            sd = collider_signed_distance(ctype, pos, rot, size, p, normal)
             gap = sd - points["radius"][i]
             surface = p - sd * normal
             jac_b = np.zeros((3, width))
