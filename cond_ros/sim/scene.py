@@ -18,7 +18,7 @@ from scipy.spatial.transform import Rotation
 from .articulation import ArticulationKinematics
 from .builder import ModelBuilder, box_inertia, sphere_inertia
 from .ik import solve_ik
-from .builder import body_point, particle, robot_link_point, world_point
+from .builder import particle, robot_link_point, world_point
 from .fem import FemMaterial, SoftBody, TetMesh, add_soft_body, box_mesh, cylinder_mesh, read_mesh, sphere_mesh
 from .model import Control, DampingPolicy, Model
 from .rod import Rod, RodMaterial, add_rod, clamp_rod_end

@@ -61,7 +61,8 @@ def run_fem_scene(scene, steps: int, *, desc: str, quiet: bool, observe=None) ->
 def _bench_scene(name: str, quick: bool, quiet: bool, quick_steps: int, extra=None, observe=None) -> dict:
     scene = edited_scene(name)
     steps = quick_steps if quick else int(round(scene.duration / scene.simulator.dt))
-    out = run_fem_scene(scene, steps, desc=name, quiet=quiet, observe=observe and (lambda sim: observe(scene, sim)))
+    per_step = (lambda sim: observe(scene, sim)) if observe is not None else None
+    out = run_fem_scene(scene, steps, desc=name, quiet=quiet, observe=per_step)
     if extra is not None:
         out.update(extra(scene))
     out["paper"] = PAPER[name]

@@ -17,7 +17,6 @@ from scipy.spatial.transform import Rotation
 from ..builder import ModelBuilder, body_point, world_point
 from ..model import Model, State
 from ..potentials import PotentialEnds, potential_forces
-from ..validate import ModelError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,13 +32,11 @@ class BodyMount:
     def wrench(self, model: Model, state_start: State, state_end: State, dt: float):
         """(force [N], torque [N m] about ``point``), world axes: what the body pushed on the sensor
         during the step from ``state_start`` to ``state_end``."""
-        ends = PotentialEnds(model, state_start, 6)
+        ends = PotentialEnds(model, state_start, max([6] + [art.dof_count for art in model.robots]))
         theta = model.integration_theta
         v_hat = theta * state_end.velocity() + (1.0 - theta) * state_start.velocity()
         force, torque = potential_forces(model, ends, v_hat, dt)
         f = force[self.translation, 1]  # the world ends' share: what goes into the sensor
-        # at the world end: the coupling's error is measured in the body's frame, so the body feels the
-        # moment of the force about that end, which sits a deflection (~1e-7 m) from the body end
         tau = torque[self.rotation, 0] + np.cross(ends.pos[self.translation, 1] - self.point, f)
         return f.copy(), tau
 
