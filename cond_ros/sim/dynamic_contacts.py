@@ -100,8 +100,9 @@ def detect_dynamic_contacts(model: Model, state: State, kinematics: list, points
     point_speed = np.linalg.norm(points["vel"], axis=1)
     reach = points["radius"] + model.contact_margin + 2.0 * dt * point_speed
     for ctype, pos, rot, size, mu, dof_b, size_b, group_b, jac_fn, link_b, volume_speed in volumes:
-        # bounding-sphere prefilter (the volume's own speed is covered by the margin at these scales)
-        near = np.flatnonzero((np.linalg.norm(points["pos"] - pos, axis=1) <= _bounding_radius(ctype, size) + reach)
+        # bounding-sphere prefilter, with the volume's own motion over the step
+        sphere = _bounding_radius(ctype, size) + 2.0 * dt * volume_speed
+        near = np.flatnonzero((np.linalg.norm(points["pos"] - pos, axis=1) <= sphere + reach)
                               & points["active"] & (points["group"] != group_b))
         if len(near) == 0:
             continue
