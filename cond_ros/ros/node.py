@@ -428,7 +428,11 @@ def run_node(make_node, name: str, args=None, spin=None) -> int:
             if spin is not None:
                 spin(node, executor)
             else:
-                executor.spin()
+                try:
+                    executor.spin()
+                except Exception:  # a timer that publishes after a signal shut the context down
+                    if node.context.ok():
+                        raise
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     return 0
