@@ -12,7 +12,7 @@ import math
 import os
 
 # the registry of cond_ros.sim.solvers, without importing numba here (test_config checks they match)
-SOLVER_NAMES = ("cond", "penalty", "pgs", "apgd", "bisection", "newton", "compliant")
+SOLVER_NAMES = ("cond", "penalty", "pgs", "apgd", "bisection", "newton", "primal_newton", "compliant")
 NS_PER_S = 1_000_000_000
 RECORD_STORAGES = ("mcap", "sqlite3")  # rosbag2 storages of record_bag (cond_ros.bags.io.STORAGES)
 
@@ -53,8 +53,8 @@ PARAMETERS = (
     ParameterSpec("lockstep_timeout", 1.0, "[s] wall time a lockstep step waits before it holds the last command",
                   0.001, 3600.0, read_only=False),
     ParameterSpec("steps_per_trigger", 1, "steps that one ~/step call runs", 1, 65535, read_only=False),
-    ParameterSpec("solver", "", "contact solver (cond, penalty, pgs, apgd, bisection, newton, compliant); "
-                                "empty = the scene's"),
+    ParameterSpec("solver", "", "contact solver (cond, penalty, pgs, apgd, bisection, newton, primal_newton, "
+                                "compliant); empty = the scene's"),
     ParameterSpec("solver_tolerance", 0.0, "iterative solvers: residual tolerance; 0 = the scene's", 0.0, 1.0),
     ParameterSpec("solver_max_iterations", 0, "iterative solvers: iteration cap per step; 0 = the scene's", 0,
                   1_000_000),

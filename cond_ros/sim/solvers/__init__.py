@@ -7,6 +7,7 @@ from .cond import SolverCOND
 from .newton import SolverNewton
 from .penalty import SolverPenalty
 from .pgs import SolverPGS
+from .primal_newton import SolverPrimalNewton
 
 SOLVERS = {
     "cond": SolverCOND,
@@ -16,6 +17,7 @@ SOLVERS = {
     "compliant": SolverCompliant,
     "newton": SolverNewton,
     "bisection": SolverBisection,
+    "primal_newton": SolverPrimalNewton,
 }
 
 
@@ -28,4 +30,4 @@ def make_solver(name: str, **options) -> SolverBase:
 
 
 __all__ = ["SOLVERS", "SolverAPGD", "SolverBase", "SolverBisection", "SolverCOND", "SolverCompliant", "SolverNewton",
-           "SolverPGS", "SolverPenalty", "StepStats", "make_solver"]
+           "SolverPGS", "SolverPenalty", "SolverPrimalNewton", "StepStats", "make_solver"]

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from cond_ros.sim.solvers.friction_cone import (PROJECTION_PROXIMAL, PROJECTION_STRICT, project_cone,
-                                                project_ellipse, project_proximal, project_strict)
+                                                project_ellipse, project_proximal, project_strict,
+                                                proximal_jacobian, strict_jacobian)
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))  # test/, home of reference.py
 import reference as ref  # noqa: E402
@@ -233,3 +234,41 @@ def test_project_ellipse_far_point_tiny_ellipse_is_feasible():
     # ellipse in the direction of p: (a^2 x, b^2 y) / sqrt(a^2 x^2 + b^2 y^2).
     want = np.array([a * a, b * b]) / np.sqrt(a * a + b * b)
     np.testing.assert_allclose((x, y), want, rtol=0, atol=ELLIPSE_TOL * b)
+
+
+# ------------------------------------------------------------------ Jacobians (the primal Newton solver's)
+def _finite_difference(fn, x, step=1e-7):
+    return np.column_stack([(np.array(fn(*(x + step * e))) - np.array(fn(*(x - step * e)))) / (2 * step)
+                            for e in np.eye(3)])
+
+
+@pytest.mark.parametrize("mu", (0.05, 0.3, 1.3, 10.0))
+def test_proximal_jacobian_is_the_projection_and_its_derivative(mu):
+    """Away from the region boundaries (where the projection is not differentiable) the Jacobian is the central
+    difference of ``project_proximal``; it is symmetric PSD everywhere (a projection onto a convex set)."""
+    rng = np.random.default_rng(11)
+    jac = np.empty((3, 3))
+    for x in rng.normal(size=(200, 3)):
+        value = proximal_jacobian(*x, mu, jac)
+        np.testing.assert_allclose(value, project_proximal(*x, mu), rtol=0, atol=1e-15 * np.abs(x).max())
+        np.testing.assert_allclose(jac, jac.T, rtol=0, atol=1e-15)
+        assert np.linalg.eigvalsh(jac).min() >= -1e-12
+        norm_t = np.hypot(x[1], x[2])
+        if min(abs(norm_t - mu * x[0]), abs(mu * norm_t + x[0])) > 1e-4:
+            np.testing.assert_allclose(jac, _finite_difference(lambda *y: project_proximal(*y, mu), x), atol=1e-6)
+
+
+@pytest.mark.parametrize("radius", (0.0, 0.1, 1.0))
+def test_strict_jacobian_is_the_clamp_and_disk_law_and_its_derivative(radius):
+    """With the bound mu lambda_n given as ``radius``, the law is project_strict's clamp and disk projection."""
+    rng = np.random.default_rng(12)
+    jac = np.empty((3, 3))
+    for x in rng.normal(size=(200, 3)):
+        value = strict_jacobian(*x, radius, jac)
+        norm_t = np.hypot(x[1], x[2])
+        scale = min(1.0, radius / norm_t)
+        np.testing.assert_allclose(value, (max(x[0], 0.0), x[1] * scale, x[2] * scale), rtol=0, atol=1e-15)
+        np.testing.assert_allclose(jac, jac.T, rtol=0, atol=1e-15)
+        if abs(x[0]) > 1e-4 and abs(norm_t - radius) > 1e-4:
+            fd = _finite_difference(lambda *y: strict_jacobian(*y, radius, np.empty((3, 3))), x)
+            np.testing.assert_allclose(jac, fd, atol=1e-6)

@@ -1,9 +1,10 @@
 """Every solver on the same small problems with a unique solution gives the same answer (issue 8).
 
-- The CCP (36) is strictly convex on the nodal problems (G positive definite): proximal COND, APGD and
-  the compliant solver at high stiffness must all return its solution.
+- The CCP (36) is strictly convex on the nodal problems (G positive definite): proximal COND, APGD,
+  proximal primal Newton and the compliant solver at high stiffness must all return its solution.
 - Frictionless, the CCP and the Signorini-Coulomb NCP coincide and have one solution: then every solver
-  (COND strict and proximal, PGS, APGD, bisection, non-smooth Newton, compliant at high stiffness) must agree.
+  (COND strict and proximal, PGS, APGD, bisection, non-smooth Newton, primal Newton, compliant at high
+  stiffness) must agree. Primal Newton and the compliant solver carry an O(omega) compliance.
 
 Each solver's own tests check it against clarabel; this one checks them against each other, through the
 one interface, so a solver that drifts from the shared conventions (frames, signs, offsets) shows here.
@@ -29,6 +30,8 @@ def _solve(name, system, contacts, seed, **options):
     if name == "compliant":
         solver = make_solver("compliant", stiffness=STIFF, damping=STIFF * TAU, **TIGHT)
         solver.set_step_data(*limit_consistent_step_data(contacts, seed), THETA)
+    elif name == "primal_newton":  # omega ~ 1e-9 here: 1e-8 m/s is above its round-off floor
+        solver = make_solver(name, **{"tolerance": 1e-8, "max_iterations": 300, **options})
     else:
         solver = make_solver(name, **{**TIGHT, **options})
     v, force, _, _ = solver.solve(system, contacts, DT)
@@ -40,6 +43,7 @@ def test_ccp_solvers_agree(seed):
     system, contacts = nodal_problem(seed)
     answers = {"cond proximal": _solve("cond", system, contacts, seed, projection="proximal"),
                "apgd": _solve("apgd", system, contacts, seed),
+               "primal newton proximal": _solve("primal_newton", system, contacts, seed, projection="proximal"),
                "compliant": _solve("compliant", system, contacts, seed)}
     v0, f0 = answers["cond proximal"]
     scale = force_scale(f0)
@@ -51,7 +55,7 @@ def test_ccp_solvers_agree(seed):
 @pytest.mark.parametrize("seed", [0, 1, 3, 4])  # seed 2's contacts are all open
 def test_every_solver_agrees_without_friction(seed):
     system, contacts = nodal_problem(seed, mu=(0.0, 0.0))
-    names = ["cond", "pgs", "apgd", "newton", "compliant", "bisection"]
+    names = ["cond", "pgs", "apgd", "newton", "compliant", "bisection", "primal_newton"]
     answers = {name: _solve(name, system, contacts, seed) for name in names}
     answers["cond proximal"] = _solve("cond", system, contacts, seed, projection="proximal")
     v0, f0 = answers["cond"]
