@@ -40,7 +40,7 @@ from .dynamics import SystemPattern, jacobian_velocity
 from .jit import kernel
 from .model import Model, State
 from .dynamic_contacts import detect_dynamic_contacts, detect_node_pairs
-from .rigid import point_jacobian, quat_to_matrix
+from .rigid import point_jacobian, quats_to_matrices
 from .robot_dynamics import joint_limit_candidates, robot_contact_points, robot_kinematics
 
 SOURCE_PARTICLE = 0
@@ -167,7 +167,7 @@ def contact_points(model: Model, state: State, width: int):
     its body's translational DOFs (size 3, J = I).
     """
     n_p, n_c = model.particle_count, model.contact_point_count
-    rots = np.array([quat_to_matrix(q) for q in state.body_quat]).reshape(-1, 3, 3)
+    rots = quats_to_matrices(np.ascontiguousarray(state.body_quat).reshape(-1, 4))
     body = model.contact_point_body
     arm = np.einsum("pij,pj->pi", rots[body], model.contact_point_local) if n_c else np.zeros((0, 3))
     pos = np.concatenate([state.particle_q, state.body_q[body] + arm])
@@ -226,11 +226,13 @@ def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: fl
     active = np.concatenate([model.particle_contact, np.ones(n_points - n_p, bool)])
     tested = np.flatnonzero(active)
     found = detect_point_contacts(pos[tested], radius[tested], vel[tested], model, model.contact_margin, dt)
-    def point_side(i):  # only for the points in contact: a tuple per point cost 6 ms at 4400 FEM nodes
-        return dof[i], size[i], jac[i], group[i], bool(node[i]), int(link[i])
-    for k, i in enumerate(tested[found.point_index]):
-        rows.add(found.frame[k], found.gap[k], found.position[k], int(found.collider[k]), point_kind[i],
-                 point_index[i], np.maximum(mu[i], model.collider_mu[found.collider[k]]), point_side(i))
+    sides = (dof, size, jac, group, node, link)
+
+    def point_side(i):
+        return tuple(column[i] for column in sides)
+    hit = tested[found.point_index]
+    rows.add_batch(found.frame, found.gap, found.position, found.collider, point_kind[hit], point_index[hit],
+                   np.maximum(mu[hit], model.collider_mu[found.collider]), point_side(hit))
     for joint, side, gap, l_dof, l_size, l_jac, l_group in (joint_limit_candidates(model, state, dt, width)
                                                              if model.robots else []):
         rows.add(np.eye(3), gap, np.zeros(3), -1, SOURCE_JOINT_LIMIT, 2 * joint + (side < 0), np.zeros(2),
@@ -259,14 +261,28 @@ class _Rows:
 
     def __init__(self, width):
         self.width = width
-        self.items = []
+        self.batches = []
+
+    def add_batch(self, frame, gap, position, collider, kind, index, friction, side_a, side_b=None):
+        """k contacts at once: every field an array of k rows, a side a tuple of such arrays (a wound cable
+        has hundreds of contacts with the post; one Python call per contact cost ~1 ms a step)."""
+        k = len(gap)
+        if side_b is None:
+            side_b = (np.full(k, -1, np.int64), np.full(k, -1, np.int64), np.zeros((k, 3, self.width)),
+                      np.full(k, -1, np.int64), np.zeros(k, bool), np.full(k, -1, np.int64))
+        self.batches.append((frame, gap, position, collider, kind, index, friction, side_a, side_b))
 
     def add(self, frame, gap, position, collider, kind, index, friction, side_a, side_b=None):
-        self.items.append((frame, gap, position, collider, kind, index, friction, side_a, side_b))
+        """One contact (fields as in :meth:`add_batch`, without the leading axis)."""
+        def one(x):
+            return np.asarray(x)[None]
+        self.add_batch(one(frame), one(gap), one(position), one(collider), one(kind), one(index), one(friction),
+                       tuple(one(x) for x in side_a), None if side_b is None else tuple(one(x) for x in side_b))
 
-    def _groups(self, items):
+    @staticmethod
+    def _groups(a_dof, a_node, b_dof, b_node):
         """Order of the contacts and the start of each group of contacts that share a node."""
-        m = len(items)
+        m = len(a_dof)
         parent = list(range(m))
 
         def root(c):
@@ -275,64 +291,60 @@ class _Rows:
                 c = parent[c]
             return c
         first_at_node = {}
-        for c, it in enumerate(items):
-            for side in (it[7], it[8]):
-                if side is not None and side[4]:
-                    other = first_at_node.setdefault(int(side[0]), c)
+        for c, sides in enumerate(zip(a_dof.tolist(), a_node.tolist(), b_dof.tolist(), b_node.tolist())):
+            for dof_, is_node in (sides[:2], sides[2:]):
+                if is_node:
+                    other = first_at_node.setdefault(dof_, c)
                     parent[root(c)] = root(other)
         roots = [root(c) for c in range(m)]
         # stable: by the group's first contact, whose first owner sorted the items
         order = sorted(range(m), key=lambda c: (roots[c], c))
         starts = [k for k in range(m) if k == 0 or roots[order[k]] != roots[order[k - 1]]]
-        return order, np.array(starts + [m], dtype=np.int64)
+        return np.array(order, dtype=np.int64), np.array(starts + [m], dtype=np.int64)
 
     def finish(self, model, pattern, state, dt) -> ContactSet:
         width = self.width
-        items = sorted(self.items, key=lambda it: it[7][3])  # stable: by the first owner's group
-        order, group_start = self._groups(items)
-        items = [items[c] for c in order]
-        m = len(items)
-
-        def column(j, shape=(), dtype=float):
-            return np.array([it[j] for it in items], dtype=dtype).reshape((m,) + shape)
-
-        def side(j, k, shape=(), dtype=np.int64, missing=-1):
-            return np.array([it[j][k] if it[j] is not None else np.full(shape, missing) for it in items],
-                            dtype=dtype).reshape((m,) + shape)
-        kind = column(4, dtype=np.int64)
-        a_dof, a_size, a_group, a_node = side(7, 0), side(7, 1), side(7, 3), side(7, 4, dtype=bool)
-        a_jac = side(7, 2, (3, width), float, 0.0)
-        b_dof, b_size, b_group, b_node = side(8, 0), side(8, 1), side(8, 3), side(8, 4, dtype=bool, missing=False)
-        b_jac = side(8, 2, (3, width), float, 0.0)
-        link = np.column_stack([side(7, 5), side(8, 5)]).reshape(m, 2)
+        if self.batches:
+            fields = [np.concatenate([batch[j] for batch in self.batches]) for j in range(7)]
+            sides = [[np.concatenate([batch[j][k] for batch in self.batches]) for k in range(6)] for j in (7, 8)]
+        else:
+            fields = [np.zeros((0, 3, 3)), np.zeros(0), np.zeros((0, 3)), np.zeros(0, np.int64),
+                      np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 2))]
+            sides = [[np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 3, width)), np.zeros(0, np.int64),
+                      np.zeros(0, bool), np.zeros(0, np.int64)] for _ in range(2)]
+        by_owner = np.argsort(sides[0][3], kind="stable")  # by the first owner's group
+        fields = [f[by_owner] for f in fields]
+        sides = [[x[by_owner] for x in side] for side in sides]
+        order, group_start = self._groups(sides[0][0], sides[0][4], sides[1][0], sides[1][4])
+        frame, gap, position, collider, kind, index, friction = (f[order] for f in fields)
+        (a_dof, a_size, a_jac, a_group, a_node, a_link), (b_dof, b_size, b_jac, b_group, b_node, b_link) = (
+            [x[order].astype(t) for x, t in zip(side, (np.int64, np.int64, float, np.int64, bool, np.int64))]
+            for side in sides)
+        m = len(gap)
+        link = np.column_stack([a_link, b_link]).reshape(m, 2)
         is_d = b_dof >= 0
-        # virtual nodes: (owner group, contact, side) sorted by owner group
-        nodes = [(a_group[c], c, 0) for c in range(m) if not a_node[c]] + [(b_group[c], c, 1) for c in range(m)
-                                                                          if is_d[c] and not b_node[c]]
-        nodes.sort(key=lambda t: t[0])
+        # virtual nodes: the sides that are not nodes, numbered by owner group (stable: side a's, then b's)
+        on_a, on_b = np.flatnonzero(~a_node), np.flatnonzero(is_d & ~b_node)
+        by_group = np.argsort(np.concatenate([a_group[on_a], b_group[on_b]]), kind="stable")
         dof_a = np.where(a_node, a_dof, -1).astype(np.int64)
         dof_b = np.where(is_d & b_node, b_dof, -1).astype(np.int64)
-        vn = len(nodes)
-        vn_dof, vn_size, vn_group = np.empty(vn, np.int64), np.empty(vn, np.int64), np.empty(vn, np.int64)
-        vn_jac = np.zeros((vn, 3, width))
-        for k, (_, c, s) in enumerate(nodes):
-            node = model.dof_count + 3 * k
-            if s == 0:
-                dof_a[c] = node
-                vn_dof[k], vn_size[k], vn_jac[k], vn_group[k] = a_dof[c], a_size[c], a_jac[c], a_group[c]
-            else:
-                dof_b[c] = node
-                vn_dof[k], vn_size[k], vn_jac[k], vn_group[k] = b_dof[c], b_size[c], b_jac[c], b_group[c]
-        frame = np.ascontiguousarray(column(0, (3, 3)))
-        gap = column(1)
+        number = np.empty(len(by_group), np.int64)
+        number[by_group] = np.arange(len(by_group))
+        dof_a[on_a] = model.dof_count + 3 * number[:len(on_a)]
+        dof_b[on_b] = model.dof_count + 3 * number[len(on_a):]
+        vn_dof, vn_size, vn_jac, vn_group = (np.concatenate([x[on_a], y[on_b]])[by_group] for x, y in
+                                             ((a_dof, b_dof), (a_size, b_size), (a_jac, b_jac), (a_group, b_group)))
+        frame = np.ascontiguousarray(frame, dtype=float)
+        gap = np.ascontiguousarray(gap, dtype=float)
         offset = np.empty((m, 3))
         if m:
             contact_offsets(frame, a_dof, a_size, a_jac, b_dof, np.maximum(b_size, 0), b_jac, state.velocity(), gap,
                             dt, model.integration_theta, model.restitution, model.penetration_recovery, offset)
         return ContactSet(
             pattern=pattern, count=m, dof_a=dof_a, dof_b=dof_b, frame=frame,
-            friction=np.ascontiguousarray(column(6, (2,))), offset=offset, gap=gap, position=column(2, (3,)),
-            collider=column(3, dtype=np.int64), source_kind=kind, source_index=column(5, dtype=np.int64),
+            friction=np.ascontiguousarray(friction, dtype=float), offset=offset, gap=gap,
+            position=np.ascontiguousarray(position, dtype=float), collider=collider.astype(np.int64),
+            source_kind=kind.astype(np.int64), source_index=index.astype(np.int64),
             force=np.zeros((m, 3)), point_dof=a_dof, point_size=a_size, point_jac=np.ascontiguousarray(a_jac),
             point_group=a_group, vn_dof=vn_dof, vn_size=vn_size, vn_jac=vn_jac, vn_group=vn_group,
             group_starts=group_start, link=link,

@@ -22,6 +22,7 @@ from .collision import ColliderType, collider_signed_distances, contact_frame
 from .jit import kernel
 from .model import Model, State
 from .rigid import point_jacobian, quat_to_matrix
+from .robot_dynamics import link_point_jacobians
 
 _GEOMETRY_TO_COLLIDER = {int(GeometryType.BOX): int(ColliderType.BOX),
                          int(GeometryType.SPHERE): int(ColliderType.SPHERE),
@@ -67,19 +68,25 @@ def moving_volumes(model: Model, state: State, kinematics: list) -> list:
     for r, kin in enumerate(kinematics):
         art = kin.art
         lo, hi = model.robot_dof_offset[r], model.robot_dof_offset[r + 1]
-        qd = state.robot_qd[lo:hi]
-        for g in range(len(art.geom_link)):
-            if int(art.geom_type[g]) not in _GEOMETRY_TO_COLLIDER:
-                continue
-            link = int(art.geom_link[g])
-            pose = kin.link_pose[link] @ art.geom_origin[g]
+        geoms = [g for g in range(len(art.geom_link)) if int(art.geom_type[g]) in _GEOMETRY_TO_COLLIDER]
+        if not geoms:
+            continue
+        links = art.geom_link[geoms].astype(np.int64)
+        poses = kin.link_pose[links] @ art.geom_origin[geoms]
+        twists = np.zeros((len(geoms), 6, hi - lo))
+        link_point_jacobians(links, np.ascontiguousarray(poses[:, :3, 3]), art.link_parent, art.joint_type,
+                             art.joint_dof, art.joint_multiplier, kin.link_pose, kin.joint_axis_world, hi - lo, twists)
+        twists = twists @ state.robot_qd[lo:hi]
+        types = [_GEOMETRY_TO_COLLIDER[int(art.geom_type[g])] for g in geoms]
+        reach = np.array([_bounding_radius(ctype, art.geom_size[g]) for ctype, g in zip(types, geoms)])
+        speeds = np.linalg.norm(twists[:, :3], axis=1) + np.linalg.norm(twists[:, 3:], axis=1) * reach
+        for k, g in enumerate(geoms):
+            link = int(links[k])
 
             def jac(p, kin=kin, link=link):
                 return kin.jacobian(link, p)[:3]
-            ctype, size = _GEOMETRY_TO_COLLIDER[int(art.geom_type[g])], art.geom_size[g]
-            twist = kin.jacobian(link, pose[:3, 3]) @ qd
-            speed = np.linalg.norm(twist[:3]) + np.linalg.norm(twist[3:]) * _bounding_radius(ctype, size)
-            volumes.append((ctype, pose[:3, 3].copy(), np.ascontiguousarray(pose[:3, :3]), size,
+            ctype, size, speed = types[k], art.geom_size[g], float(speeds[k])
+            volumes.append((ctype, poses[k, :3, 3].copy(), np.ascontiguousarray(poses[k, :3, :3]), size,
                             model.robot_mu[r], model.robot_dof_start + lo, hi - lo, model.robot_group(r), jac, link,
                             speed))
     return volumes
@@ -99,13 +106,21 @@ def detect_dynamic_contacts(model: Model, state: State, kinematics: list, points
     v_k = state.velocity()
     point_speed = np.linalg.norm(points["vel"], axis=1)
     reach = points["radius"] + model.contact_margin + 2.0 * dt * point_speed
-    for ctype, pos, rot, size, mu, dof_b, size_b, group_b, jac_fn, link_b, volume_speed in volumes:
-        # bounding-sphere prefilter, with the volume's own motion over the step
-        sphere = _bounding_radius(ctype, size) + 2.0 * dt * volume_speed
-        near = np.flatnonzero((np.linalg.norm(points["pos"] - pos, axis=1) <= sphere + reach)
-                              & points["active"] & (points["group"] != group_b))
-        if len(near) == 0:
-            continue
+    # bounding-sphere prefilter of every volume against every point at once, with the volume's own motion
+    centre = np.array([vol[1] for vol in volumes])
+    sphere = np.array([_bounding_radius(vol[0], vol[3]) + 2.0 * dt * vol[10] for vol in volumes])
+    # squared distances by one matrix product; the 1e-12 m^2 slack covers its cancellation (a prefilter may
+    # only err towards testing a point)
+    pos_all = points["pos"]
+    squared = (np.einsum("pi,pi->p", pos_all, pos_all)[None, :] + np.einsum("vi,vi->v", centre, centre)[:, None]
+               - 2.0 * centre @ pos_all.T)
+    owner = np.array([vol[7] for vol in volumes])
+    # a robot's own link points lie near all of its volumes: they are not candidates
+    candidate = ((squared <= (sphere[:, None] + reach[None, :]) ** 2 + 1e-12) & points["active"][None, :]
+                 & (points["group"][None, :] != owner[:, None]))
+    for v in np.flatnonzero(candidate.any(axis=1)):
+        ctype, pos, rot, size, mu, dof_b, size_b, group_b, jac_fn, link_b, volume_speed = volumes[v]
+        near = np.flatnonzero(candidate[v])
         normals = np.empty((len(near), 3))
         distances = collider_signed_distances(ctype, pos, rot, size, points["pos"][near], normals)
         # the exact test below needs the volume's velocity at the contact; a bound on it rejects most

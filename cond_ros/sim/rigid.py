@@ -26,6 +26,15 @@ def quat_to_matrix(q):
 
 
 @kernel
+def quats_to_matrices(quats):
+    """Rotation matrices of unit quaternions (k, 4) -> (k, 3, 3)."""
+    out = np.empty((quats.shape[0], 3, 3))
+    for k in range(quats.shape[0]):
+        out[k] = quat_to_matrix(quats[k])
+    return out
+
+
+@kernel
 def quat_integrate(q, omega, dt):
     """q advanced by the world angular velocity ``omega`` over ``dt``: exp(omega dt) * q, renormalised."""
     angle = np.sqrt(omega[0] ** 2 + omega[1] ** 2 + omega[2] ** 2) * dt

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .articulation import ArticulationKinematics, GeometryType
+from .articulation import (ArticulationKinematics, GeometryType, bias_forces, forward_kinematics,
+                           point_jacobian_articulated)
+from .jit import kernel
 from .model import Control, Model, State
 
 
@@ -53,25 +55,44 @@ def assemble_robots(model: Model, pattern, state: State, control: Control, dt: f
                           + kd * control.robot_qd_target[lo:hi])
 
 
+@kernel
+def gravity_jacobian(link_parent, joint_type, joint_origin, joint_axis, joint_dof, joint_multiplier, joint_offset,
+                     base_transform, link_mass, link_com, link_inertia, q, gravity, step, out):
+    """out[:, i] = (g(q + step e_i) - g(q - step e_i)) / (2 step): central differences of the gravity torques,
+    all 2 n kinematics and dynamics passes in one call (as Python calls they cost ~0.4 ms a step)."""
+    n = q.shape[0]
+    links = link_parent.shape[0]
+    pose = np.zeros((links, 4, 4))
+    axis = np.zeros((links, 3))
+    zero = np.zeros(n)
+    plus = np.empty(n)
+    minus = np.empty(n)
+    shifted = q.copy()
+    for i in range(n):
+        for sign in range(2):
+            shifted[i] = q[i] + step if sign == 0 else q[i] - step
+            forward_kinematics(link_parent, joint_type, joint_origin, joint_axis, joint_dof, joint_multiplier,
+                               joint_offset, base_transform, shifted, pose, axis)
+            bias_forces(link_parent, joint_type, joint_dof, joint_multiplier, link_mass, link_com, link_inertia,
+                        pose, axis, zero, gravity, plus if sign == 0 else minus)
+        shifted[i] = q[i]
+        for r in range(n):
+            out[r, i] = (plus[r] - minus[r]) / (2.0 * step)
+
+
 def gravity_stiffness(kin: ArticulationKinematics, q: np.ndarray, gravity, step=1e-6) -> np.ndarray:
     """SPD projection of the gravity potential's Hessian d g / d q, for the implicit part of eq. (9).
 
     Treating gravity explicitly makes the midpoint rule gain energy at a rate ~ omega^3 dt (65 % of a
     pendulum's swing energy in 10 s at 10 ms); its linearization, like the potentials of form (7),
     removes that. Negative curvature (an inverted link) is projected out, as the paper projects the
-    geometric stiffness onto SPD matrices. Central differences of g(q); kinematics are restored at q.
+    geometric stiffness onto SPD matrices. Central differences of g(q) (``gravity_jacobian``).
     """
-    n = len(q)
-    zero = np.zeros(n)
-    hessian = np.empty((n, n))
-    for i in range(n):
-        dq = np.zeros(n)
-        dq[i] = step
-        kin.update(q + dq)
-        plus = kin.bias_forces(zero, gravity)
-        kin.update(q - dq)
-        hessian[:, i] = (plus - kin.bias_forces(zero, gravity)) / (2.0 * step)
-    kin.update(q)
+    a = kin.art
+    hessian = np.empty((len(q), len(q)))
+    gravity_jacobian(a.link_parent, a.joint_type, a.joint_origin, a.joint_axis, a.joint_dof, a.joint_multiplier,
+                     a.joint_offset, a.base_transform, a.link_mass, a.link_com, a.link_inertia,
+                     np.asarray(q, dtype=np.float64), np.asarray(gravity, dtype=np.float64), float(step), hessian)
     sym = 0.5 * (hessian + hessian.T)
     values, vectors = np.linalg.eigh(sym)
     return (vectors * np.maximum(values, 0.0)) @ vectors.T
@@ -91,6 +112,37 @@ def _geometry_points(geom_type, size):
     return []
 
 
+_LINK_POINTS = {}  # id(articulation) -> (articulation, its _link_points): static per model, built once
+
+
+def _link_points(art):
+    """(geometry index, local point, radius) of every point standing for ``art``'s collision primitives."""
+    cached = _LINK_POINTS.get(id(art))
+    if cached is not None and cached[0] is art:
+        return cached[1]
+    geom, local, radius = [], [], []
+    for g in range(len(art.geom_link)):
+        for p, rad in _geometry_points(art.geom_type[g], art.geom_size[g]):
+            geom.append(g)
+            local.append(p)
+            radius.append(rad)
+    table = (np.array(geom, np.int64), np.array(local, float).reshape(-1, 3), np.array(radius, float))
+    _LINK_POINTS[id(art)] = (art, table)
+    return table
+
+
+@kernel
+def link_point_jacobians(point_link, points, link_parent, joint_type, joint_dof, joint_multiplier, link_pose,
+                         joint_axis_world, dof_count, out):
+    """out[k, :, :dof_count] = the first out.shape[1] rows (3: linear; 6: and angular) of the Jacobian of world
+    point k fixed to link point_link[k]."""
+    scratch = np.empty((6, dof_count))
+    for k in range(points.shape[0]):
+        point_jacobian_articulated(point_link[k], points[k], link_parent, joint_type, joint_dof, joint_multiplier,
+                                   link_pose, joint_axis_world, scratch)
+        out[k, :, :dof_count] = scratch[:out.shape[1]]
+
+
 def robot_contact_points(model: Model, state: State, width: int, kinematics=None):
     """Contact points on robot links: positions, radii, velocities, friction, owner DOF/size, Jacobians, group,
     node flag (always False: link points get virtual nodes), link index.
@@ -98,33 +150,26 @@ def robot_contact_points(model: Model, state: State, width: int, kinematics=None
     Arrays have the layout of :func:`cond_ros.sim.contacts.contact_points`; Jacobians are the linear rows of
     the link Jacobian on the robot's joints (3 x n, zero-padded to ``width``).
     """
-    pos, radius, vel, mu, dof, size, jac, group, links = [], [], [], [], [], [], [], [], []
+    parts = []
     for r, kin in enumerate(kinematics if kinematics is not None else robot_kinematics(model, state)):
         art = kin.art
         lo, hi = model.robot_dof_offset[r], model.robot_dof_offset[r + 1]
-        qd = state.robot_qd[lo:hi]
-        for g in range(len(art.geom_link)):
-            link = art.geom_link[g]
-            frame = kin.link_pose[link] @ art.geom_origin[g]
-            for local, rad in _geometry_points(art.geom_type[g], art.geom_size[g]):
-                p = frame[:3, :3] @ local + frame[:3, 3]
-                j = kin.jacobian(link, p)[:3]
-                padded = np.zeros((3, width))
-                padded[:, :hi - lo] = j
-                pos.append(p)
-                radius.append(rad)
-                vel.append(j @ qd)
-                mu.append(model.robot_mu[r])
-                dof.append(model.robot_dof_start + lo)
-                size.append(hi - lo)
-                jac.append(padded)
-                group.append(model.robot_group(r))
-                links.append(link)
-    count = len(pos)
-    return (np.array(pos).reshape(count, 3), np.array(radius, float), np.array(vel).reshape(count, 3),
-            np.array(mu).reshape(count, 2), np.array(dof, np.int64), np.array(size, np.int64),
-            np.array(jac).reshape(count, 3, width), np.array(group, np.int64), np.zeros(count, bool),
-            np.array(links, np.int64))
+        geom, local, radius = _link_points(art)
+        link = art.geom_link[geom].astype(np.int64)
+        frame = kin.link_pose[link] @ art.geom_origin[geom]
+        pos = np.einsum("kij,kj->ki", frame[:, :3, :3], local) + frame[:, :3, 3]
+        jac = np.zeros((len(geom), 3, width))
+        link_point_jacobians(link, pos, art.link_parent, art.joint_type, art.joint_dof, art.joint_multiplier,
+                             kin.link_pose, kin.joint_axis_world, hi - lo, jac)
+        count = len(geom)
+        parts.append((pos, radius, jac[:, :, :hi - lo] @ state.robot_qd[lo:hi], np.tile(model.robot_mu[r], (count, 1)),
+                      np.full(count, model.robot_dof_start + lo, np.int64), np.full(count, hi - lo, np.int64), jac,
+                      np.full(count, model.robot_group(r), np.int64), np.zeros(count, bool), link))
+    if not parts:
+        return (np.zeros((0, 3)), np.zeros(0), np.zeros((0, 3)), np.zeros((0, 2)), np.zeros(0, np.int64),
+                np.zeros(0, np.int64), np.zeros((0, 3, width)), np.zeros(0, np.int64), np.zeros(0, bool),
+                np.zeros(0, np.int64))
+    return tuple(np.concatenate(column) for column in zip(*parts))
 
 
 def joint_limit_candidates(model: Model, state: State, dt: float, width: int):

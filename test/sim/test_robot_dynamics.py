@@ -212,3 +212,31 @@ def test_pd_held_panda_under_gravity_matches_pinocchio_statics():
                       xtol=1e-13)
     assert np.max(np.abs(expected - target)) > 1e-3  # a visible, gain-set sag
     np.testing.assert_allclose(simulator.state.robot_q, expected, atol=1e-6)
+
+
+def test_panda_link_points_move_with_their_jacobians():
+    """Every collision point of the Panda: its Jacobian is the central difference of its position in q, and its
+    velocity is that Jacobian times qd (the points and Jacobians come from one kernel call per robot)."""
+    from cond_ros.sim.robot_dynamics import robot_contact_points
+    from cond_ros.sim.urdf import load_urdf
+    rng = np.random.default_rng(5)
+    b = sim.ModelBuilder()
+    art = load_urdf("urdf/panda.urdf")
+    q = np.array([0.1, -0.4, 0.2, -2.0, 0.3, 1.8, 0.7, 0.02, 0.02])[:art.dof_count]
+    b.add_articulation(art, q=q)
+    model = b.finalize()
+    state = model.state()
+    state.robot_qd[:] = rng.normal(size=len(q))
+    width = art.dof_count + 1  # zero-padded beyond the robot's joints
+    pos, _, vel, _, dof, size, jac, _, node, link = robot_contact_points(model, state, width)
+    assert len(pos) > 50 and not node.any() and np.all(size == len(q)) and np.all(link >= 0)
+    def positions(joints):
+        shifted = model.state()
+        shifted.robot_q[:] = joints
+        return robot_contact_points(model, shifted, width)[0]
+    step = 1e-6
+    numeric = np.stack([(positions(q + step * e) - positions(q - step * e)) / (2 * step) for e in np.eye(len(q))],
+                       axis=2)
+    np.testing.assert_allclose(jac[:, :, :len(q)], numeric, atol=1e-6)
+    assert not jac[:, :, len(q):].any()
+    np.testing.assert_allclose(vel, np.einsum("kij,j->ki", jac[:, :, :len(q)], state.robot_qd), atol=1e-12)
