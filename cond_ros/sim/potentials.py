@@ -34,8 +34,10 @@ class PotentialEnds:
         dof, size: owner's first DOF and DOF count (size 0 for a world end), (U, 2).
     """
 
-    def __init__(self, model: Model, state: State, width: int, kinematics=None):
-        count = model.potential_count
+    def __init__(self, model: Model, state: State, width: int, kinematics=None, potentials=None):
+        """``potentials``: indices of the potentials to evaluate (default all); the arrays follow their order."""
+        which = np.arange(model.potential_count) if potentials is None else np.asarray(potentials, np.int64)
+        count = len(which)
         self.pos = np.zeros((count, 2, 3))
         self.rot = np.zeros((count, 2, 3, 3))
         self.jac_lin = np.zeros((count, 2, 3, width))
@@ -44,19 +46,20 @@ class PotentialEnds:
         self.size = np.zeros((count, 2), dtype=np.int64)
         if count == 0:
             return
-        free_end_kinematics(model.potential_kind, model.potential_index, model.potential_local, state.particle_q,
+        kind = model.potential_kind[which]
+        free_end_kinematics(kind, model.potential_index[which], model.potential_local[which], state.particle_q,
                             state.body_q, state.body_quat, model.body_dof_start, self.pos, self.rot, self.jac_lin,
                             self.jac_ang, self.dof, self.size)
-        on_robot = np.argwhere(model.potential_kind == PointKind.ROBOT_LINK)
+        on_robot = np.argwhere(kind == PointKind.ROBOT_LINK)
         if len(on_robot) == 0:
             return
         if kinematics is None:
             kinematics = robot_kinematics(model, state)
         for u, x in on_robot:
-            robot, link = int(model.potential_index[u, x]), int(model.potential_link[u, x])
+            robot, link = int(model.potential_index[which[u], x]), int(model.potential_link[which[u], x])
             kin = kinematics[robot]
             pose = kin.link_pose[link]
-            point = pose[:3, :3] @ model.potential_local[u, x] + pose[:3, 3]
+            point = pose[:3, :3] @ model.potential_local[which[u], x] + pose[:3, 3]
             jac = kin.jacobian(link, point)
             lo, hi = model.robot_dof_offset[robot], model.robot_dof_offset[robot + 1]
             self.pos[u, x], self.rot[u, x] = point, pose[:3, :3]
@@ -260,15 +263,18 @@ def assemble_model_potentials(model: Model, pattern, state: State, dt: float, da
     return ends
 
 
-def potential_forces(model: Model, ends: PotentialEnds, v_hat: np.ndarray, dt: float):
-    """(force, torque) in world coordinates that each potential applies to each end during the step."""
-    force = np.zeros((model.potential_count, 2, 3))
-    torque = np.zeros((model.potential_count, 2, 3))
-    if model.potential_count:
-        transmitted_forces(model.potential_type, model.potential_stiffness, model.potential_rest_length,
-                           model.potential_damping, model.potential_rest_rotation, ends.pos, ends.rot, ends.jac_lin,
-                           ends.jac_ang, ends.dof, ends.size, model.integration_theta * dt,
-                           np.ascontiguousarray(v_hat), force, torque)
+def potential_forces(model: Model, ends: PotentialEnds, v_hat: np.ndarray, dt: float, potentials=None):
+    """(force, torque) in world coordinates that each potential applies to each end during the step
+    (``potentials``: the subset ``ends`` was built for)."""
+    which = np.arange(model.potential_count) if potentials is None else np.asarray(potentials, np.int64)
+    force = np.zeros((len(which), 2, 3))
+    torque = np.zeros((len(which), 2, 3))
+    if len(which):
+        transmitted_forces(model.potential_type[which], model.potential_stiffness[which],
+                           model.potential_rest_length[which], model.potential_damping[which],
+                           model.potential_rest_rotation[which], ends.pos, ends.rot, ends.jac_lin, ends.jac_ang,
+                           ends.dof, ends.size, model.integration_theta * dt, np.ascontiguousarray(v_hat), force,
+                           torque)
     return force, torque
 
 

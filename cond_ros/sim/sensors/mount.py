@@ -32,12 +32,13 @@ class BodyMount:
     def wrench(self, model: Model, state_start: State, state_end: State, dt: float):
         """(force [N], torque [N m] about ``point``), world axes: what the body pushed on the sensor
         during the step from ``state_start`` to ``state_end``."""
-        ends = PotentialEnds(model, state_start, max([6] + [art.dof_count for art in model.robots]))
+        which = [self.translation, self.rotation]
+        ends = PotentialEnds(model, state_start, max([6] + [art.dof_count for art in model.robots]), potentials=which)
         theta = model.integration_theta
         v_hat = theta * state_end.velocity() + (1.0 - theta) * state_start.velocity()
-        force, torque = potential_forces(model, ends, v_hat, dt)
-        f = force[self.translation, 1]  # the world ends' share: what goes into the sensor
-        tau = torque[self.rotation, 0] + np.cross(ends.pos[self.translation, 1] - self.point, f)
+        force, torque = potential_forces(model, ends, v_hat, dt, potentials=which)
+        f = force[0, 1]  # the world ends' share: what goes into the sensor
+        tau = torque[1, 0] + np.cross(ends.pos[0, 1] - self.point, f)
         return f.copy(), tau
 
 

@@ -119,13 +119,14 @@ class JointWrenchProbe:
             on_links = (model.potential_kind == PointKind.ROBOT_LINK) & (model.potential_index == self.robot)
             if np.any(on_links):
                 width = contacts.pattern.max_group_size if contacts is not None else max(6, art.dof_count)
-                ends = PotentialEnds(model, state_start, width)
+                which = np.flatnonzero(on_links.any(axis=1))  # a cable has ~1000 potentials, ~20 on the hand
+                ends = PotentialEnds(model, state_start, width, potentials=which)
                 theta = model.integration_theta
                 v_hat = theta * state_end.velocity() + (1.0 - theta) * state_start.velocity()
-                force, torque = potential_forces(model, ends, v_hat, dt)
-                for u, x in np.argwhere(on_links):
-                    if self.in_subtree[model.potential_link[u, x]]:
-                        add(force[u, x], ends.pos[u, x], torque[u, x])
+                force, torque = potential_forces(model, ends, v_hat, dt, potentials=which)
+                for k, x in np.argwhere(on_links[which]):
+                    if self.in_subtree[model.potential_link[which[k], x]]:
+                        add(force[k, x], ends.pos[k, x], torque[k, x])
         gravity_force, gravity_torque = np.zeros(3), np.zeros(3)
         for link in self.links:
             pose = kin0.link_pose[link]
