@@ -46,9 +46,10 @@ def _cmd_bench(args) -> int:
     if args.report is not None and args.name != "paper":
         print(f"cond-ros bench: --report applies to paper only, not {args.name!r}", file=sys.stderr)
         return 2
-    extra = {k: getattr(args, k) for k in ("segments", "steps", "csv") if getattr(args, k) is not None}
+    extra = {k: getattr(args, k) for k in ("segments", "steps", "csv", "solver") if getattr(args, k) is not None}
     if extra and args.name != "panda_cable":
-        print(f"cond-ros bench: --segments/--steps/--csv apply to panda_cable only, not {args.name!r}", file=sys.stderr)
+        print(f"cond-ros bench: --segments/--steps/--csv/--solver apply to panda_cable only, not {args.name!r}",
+              file=sys.stderr)
         return 2
     if args.name in ROS_BENCHMARKS:
         try:
@@ -61,7 +62,12 @@ def _cmd_bench(args) -> int:
     else:
         if args.report is not None:
             extra["report"] = args.report
-        result = BENCHMARKS[args.name](quick=args.quick, quiet=args.json, **extra)
+        from .sim import ModelError
+        try:
+            result = BENCHMARKS[args.name](quick=args.quick, quiet=args.json, **extra)
+        except ModelError as exc:
+            print(f"cond-ros bench: {exc}", file=sys.stderr)
+            return 2
     text = json.dumps(result, indent=None if args.json else 2)
     if args.out:
         with open(args.out, "w") as fh:
@@ -225,7 +231,8 @@ def _add_sim_options(parser) -> None:
     parser.add_argument("--duration", type=float, default=None, help="simulated seconds to run")
     parser.add_argument("--dt", type=float, default=None, help="time step [s] (default: the scene's)")
     parser.add_argument("--solver", default=None,
-                        help="contact solver (cond, penalty, pgs, apgd, bisection, newton, compliant; default: the scene's)")
+                        help="contact solver (cond, penalty, pgs, apgd, bisection, newton, primal_newton, compliant; "
+                             "default: the scene's)")
     parser.add_argument("--sensor-noise", choices=("true", "false"), default=None,
                         help="F/T readings with the scene's noise (default true, as the node)")
     parser.add_argument("--sensor-seed", type=int, default=None, help="seed of the F/T noise (default: the scene's)")
@@ -292,7 +299,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--steps", type=int, default=None, help="steps to run (default: the scene's duration)")
     run.add_argument("--dt", type=float, default=None, help="time step [s] (default: the scene's, else 0.01)")
     run.add_argument("--solver", default=None,
-                     help="contact solver (cond, penalty, pgs, apgd, bisection, newton, compliant; default: the scene's)")
+                     help="contact solver (cond, penalty, pgs, apgd, bisection, newton, primal_newton, compliant; "
+                          "default: the scene's)")
     run.add_argument("--out", help="write one CSV row per step: time, solver statistics, joint positions, tool pose, "
                                    "F/T readings (sensor and base frame)")
     run.add_argument("--scene-file", default=None, help="load this scene YAML instead of config/SCENE.yaml")
@@ -308,6 +316,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="paper: also write paper.json, paper.md and plots to this directory "
                             "(e.g. benchmarks/results)")
     bench.add_argument("--segments", type=int, default=None, help="panda_cable: cable segments (default 320)")
+    bench.add_argument("--solver", default=None,
+                       help="panda_cable: contact solver (default: the scene's, primal_newton; cond: the paper's 1e-4, "
+                            "200 iterations)")
     bench.add_argument("--steps", type=int, default=None, help="panda_cable: steps (default: the whole 55 s)")
     bench.add_argument("--csv", default=None, help="panda_cable: per-step CSV path (default: in the temp dir)")
     bench.add_argument("--duration", type=float, default=None,

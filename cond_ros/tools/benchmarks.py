@@ -156,23 +156,35 @@ def bench_panda_pick(quick=False, quiet=True) -> dict:
             "lift_mm": 1e3 * (float(sim.state.body_q[0, 2]) - start_z), "realtime_factor": steps * sim.dt / wall}
 
 
-def bench_panda_cable(quick=False, quiet=True, segments=None, steps=None, csv=None) -> dict:
+#: ``bench panda_cable --solver NAME``: settings per solver (others: the scene's tolerance and cap)
+PANDA_CABLE_SOLVERS = {"cond": {"name": "cond", "tolerance": 1e-4, "max_iterations": 200}}  # the paper's
+
+
+def bench_panda_cable(quick=False, quiet=True, segments=None, steps=None, csv=None, solver=None) -> dict:
     """The cable-winding scene (``config/panda_cable.yaml``): per-step cost, convergence and penetration.
 
     Runs the first ``steps`` steps (default: the whole 55 s; 200 with ``quick``) with ``segments`` cable
-    segments (default: the scene's 320) and writes the per-step CSV of ``cond-ros run`` to ``csv``.
+    segments (default: the scene's 320) and ``solver`` (default: the scene's; ``PANDA_CABLE_SOLVERS``), and
+    writes the per-step CSV of ``cond-ros run`` to ``csv``.
     """
     import tempfile
 
     import yaml
 
+    from ..sim.solvers import SOLVERS
+    from ..sim.validate import ModelError
     from .runner import run_scene
     from .scenes import CONFIG_DIR, load_named_scene
     path = os.path.join(CONFIG_DIR, "panda_cable.yaml")
-    if segments is not None:
+    if solver is not None and solver not in SOLVERS:
+        raise ModelError(f"solver: unknown {solver!r}; available: {', '.join(sorted(SOLVERS))}")
+    if segments is not None or solver is not None:
         with open(path) as fh:
             data = yaml.safe_load(fh)
-        data["cables"][0]["segments"] = int(segments)
+        if segments is not None:
+            data["cables"][0]["segments"] = int(segments)
+        if solver is not None:
+            data["solver"] = PANDA_CABLE_SOLVERS.get(solver, {**data["solver"], "name": solver})
         with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
             yaml.safe_dump(data, fh)
             path = fh.name
@@ -189,7 +201,8 @@ def bench_panda_cable(quick=False, quiet=True, segments=None, steps=None, csv=No
         csv = os.path.join(tempfile.gettempdir(), f"panda_cable_{scene.cables[0].segments}.csv")
     result.write_csv(csv)
     summary = result.summary()
-    return {"segments": scene.cables[0].segments, "dof": sim.model.dof_count, "steps": summary["steps"],
+    return {"segments": scene.cables[0].segments, "solver": sim.solver.name, "dof": sim.model.dof_count,
+            "steps": summary["steps"],
             "dt_s": sim.dt, "dynamics_ms": summary["dynamics_ms"], "solver_ms": summary["solver_ms"],
             "collision_ms": summary["collision_ms"], "iterations_mean": summary["iterations_mean"],
             "iterations_max": summary["iterations_max"], "max_penetration_mm": summary["max_penetration_mm"],

@@ -91,6 +91,19 @@ def test_bench_panda_cable_json_keys(capsys):
     for key in ("steps", "dynamics_ms", "solver_ms", "iterations_mean", "max_penetration_mm", "realtime_factor", "csv"):
         assert key in result
     assert result["steps"] == 3 and result["segments"] == 20
+    assert result["solver"] == "primal_newton"  # the scene's
+
+
+def test_bench_panda_cable_runs_the_papers_cond_on_request(capsys):
+    code, text = run_cli(capsys, "bench", "panda_cable", "--segments", "20", "--steps", "3", "--solver", "cond",
+                         "--json")
+    assert code == 0 and json.loads(text)["solver"] == "cond"
+
+
+def test_bench_panda_cable_names_an_unknown_solver(capsys):
+    assert cli.main(["bench", "panda_cable", "--solver", "gauss", "--steps", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "gauss" in err and "primal_newton" in err
 
 
 def test_bench_options_only_for_panda_cable(capsys):

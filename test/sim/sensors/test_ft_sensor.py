@@ -72,10 +72,12 @@ def test_sensor_reads_the_hand_weight_at_rest():
     np.testing.assert_allclose(force_world, [0.0, 0.0, -weight], atol=5e-3 * weight)
 
 
-def test_sensor_reads_hand_plus_hanging_cable_within_half_a_percent():
+@pytest.mark.parametrize("solver, options", [("cond", dict(tolerance=1e-10, max_iterations=3000)),
+                                             ("primal_newton", dict(tolerance=1e-10))], ids=["cond", "primal_newton"])
+def test_sensor_reads_hand_plus_hanging_cable_within_half_a_percent(solver, options):
     length = 0.2
     model, rod = build(cable_length=length)
-    sim = Simulator(model, dt=0.01, solver_options=dict(tolerance=1e-10, max_iterations=3000))
+    sim = Simulator(model, dt=0.01, solver=solver, solver_options=options)
     sensor = wrist_sensor(model)
     settle(sim, [sensor], 300)
     reading, wrench = sensor.last
