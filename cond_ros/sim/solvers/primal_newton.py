@@ -129,24 +129,11 @@ def hessian_pattern(dof_count, a_indptr, a_indices, ptr, columns):
             fill[columns[k]] += 1
     mark = np.full(dof_count, -1, np.int64)
     indptr = np.zeros(dof_count + 1, np.int64)
-    for j in range(dof_count):  # count the rows i <= j of column j
-        size = 0
-        for p in range(a_indptr[j], a_indptr[j + 1]):
-            i = a_indices[p]
-            if i <= j and mark[i] != j:
-                mark[i] = j
-                size += 1
-        for q in range(touching[j], touching[j + 1]):
-            m = contact_of[q]
-            for k in range(ptr[m], ptr[m + 1]):
-                i = columns[k]
-                if i <= j and mark[i] != j:
-                    mark[i] = j
-                    size += 1
-        indptr[j + 1] = indptr[j] + size
-    indices = np.empty(indptr[dof_count], np.int64)
-    mark[:] = -1
-    for j in range(dof_count):
+    capacity = a_indptr[dof_count]
+    for m in range(count):
+        capacity += (ptr[m + 1] - ptr[m]) ** 2
+    indices = np.empty(capacity, np.int64)
+    for j in range(dof_count):  # the rows i <= j of column j: A's, then every touching contact's
         k = indptr[j]
         for p in range(a_indptr[j], a_indptr[j + 1]):
             i = a_indices[p]
@@ -162,7 +149,9 @@ def hessian_pattern(dof_count, a_indptr, a_indices, ptr, columns):
                     mark[i] = j
                     indices[k] = i
                     k += 1
-        indices[indptr[j]:indptr[j + 1]] = np.sort(indices[indptr[j]:indptr[j + 1]])
+        indices[indptr[j]:k] = np.sort(indices[indptr[j]:k])
+        indptr[j + 1] = k
+    indices = indices[:indptr[dof_count]].copy()
     a_slot = np.full(a_indptr[dof_count], -1, np.int64)
     c_slot_ptr = np.zeros(count + 1, np.int64)
     for m in range(count):
@@ -382,7 +371,7 @@ class SolverPrimalNewton(SolverBase):
         v = self._v_hat.copy() if self.warm_start and self._v_hat is not None and len(self._v_hat) == n else np.zeros(n)
         force = np.zeros(3 * count)
         blocks = np.zeros((count, 3, 3))
-        iterations, residual = 0, np.inf
+        iterations, residual, bound, previous = 0, np.inf, None, None
         law_force, law_blocks = np.zeros(3 * count), np.zeros((count, 3, 3))
         u = jacobian @ v + phi
         residual_free = a @ v - system.b
@@ -390,13 +379,14 @@ class SolverPrimalNewton(SolverBase):
             target = self._friction_bound(u, omega, mu)
             relaxed = strict and iterations > 1
             if relaxed:
-                moved = bound - previous_bound
-                slope = (target - previous_target) / np.where(moved == 0.0, 1.0, moved) * (moved != 0.0)
+                last_bound, last_target = previous
+                moved = bound - last_bound
+                slope = (target - last_target) / np.where(moved == 0.0, 1.0, moved) * (moved != 0.0)
                 share = np.clip(1.0 / np.maximum(1.0 - slope, 1e-300), self.min_bound_relaxation, 1.0)
-                previous_bound, previous_target = bound, target
+                previous = (bound, target)
                 bound = bound + share * (target - bound)
             else:
-                previous_bound, previous_target = np.zeros(count), target
+                previous = (np.zeros(count), target)  # (bound, target) of this iteration, for the next secant
                 bound = target
             contact_forces(strict, u, omega, mu, bound, force, blocks)
             fill_hessian(system.data, a_slot, ptr, rows, c_slot_ptr, c_slot, blocks, hessian.data)

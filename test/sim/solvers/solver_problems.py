@@ -168,6 +168,21 @@ def assert_ccp_optimality(contacts, v, force):
                                rtol=0, atol=COULOMB_TOL * scale)
 
 
+def assert_warm_start_converges_at_once(solver, system, contacts, force_tol):
+    """Solving the same problem again from the solver's own warm start takes at most 2 iterations."""
+    first = solver.solve(system, contacts, DT)
+    second = solver.solve(system, contacts, DT)
+    assert second[2] <= 2 < first[2]
+    np.testing.assert_allclose(second[1], first[1], rtol=0, atol=force_tol * force_scale(first[1]))
+
+
+def assert_bit_identical_runs(make_solver, system, contacts):
+    """Two fresh solvers on the same input return the same bits (velocities, forces, iterations, residual)."""
+    runs = [make_solver().solve(system, contacts, DT) for _ in range(2)]
+    assert np.array_equal(runs[0][0], runs[1][0]) and np.array_equal(runs[0][1], runs[1][1])
+    assert runs[0][2:] == runs[1][2:]
+
+
 def contact_modes(contacts, force, tol):
     """Counts of (open, sticking, sliding) contacts of a force solution."""
     mu = contacts.friction[:, 0]

@@ -14,7 +14,8 @@ from cond_ros.tools.scenes import BOX_MASS
 from cond_ros.tools.scenes import box_on_plane as scene_box_on_plane
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from solver_problems import (DT, FORCE_TOL, VELOCITY_TOL, assert_dynamics, assert_signorini_coulomb,  # noqa: E402
+from solver_problems import (DT, FORCE_TOL, VELOCITY_TOL, assert_bit_identical_runs,  # noqa: E402
+                             assert_dynamics, assert_signorini_coulomb, assert_warm_start_converges_at_once,
                              ccp_reference, force_scale, nodal_problem)
 
 GRAVITY = 9.81
@@ -194,19 +195,11 @@ def test_stall_guard_breaks_the_friction_cycle():
 
 
 def test_warm_start_converges_at_once():
-    system, contacts = nodal_problem(7)
-    solver = SolverNewton(**CONVERGED)
-    first = solver.solve(system, contacts, DT)
-    second = solver.solve(system, contacts, DT)
-    assert second[2] <= 2 < first[2]
-    np.testing.assert_allclose(second[1], first[1], rtol=0, atol=1e-10 * force_scale(first[1]))
+    assert_warm_start_converges_at_once(SolverNewton(**CONVERGED), *nodal_problem(7), force_tol=1e-10)
 
 
 def test_same_input_gives_bit_identical_output():
-    system, contacts = nodal_problem(3)
-    runs = [SolverNewton(tolerance=1e-10).solve(system, contacts, DT) for _ in range(2)]
-    assert np.array_equal(runs[0][0], runs[1][0]) and np.array_equal(runs[0][1], runs[1][1])
-    assert runs[0][2:] == runs[1][2:]
+    assert_bit_identical_runs(lambda: SolverNewton(tolerance=1e-10), *nodal_problem(3))
 
 
 @pytest.mark.parametrize("option, value", [

@@ -17,8 +17,9 @@ from cond_ros.tools.scenes import BOX_MASS
 from cond_ros.tools.scenes import box_on_plane as scene_box_on_plane
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from solver_problems import (DT, FORCE_TOL, VELOCITY_TOL, assert_dynamics,  # noqa: E402
-                             ccp_reference, force_scale, nodal_problem)
+from solver_problems import (DT, FORCE_TOL, VELOCITY_TOL, assert_bit_identical_runs,  # noqa: E402
+                             assert_dynamics, assert_warm_start_converges_at_once, ccp_reference, force_scale,
+                             nodal_problem)
 
 GRAVITY = 9.81
 CONVERGED = dict(tolerance=1e-11, max_iterations=300)
@@ -118,19 +119,12 @@ def test_resting_box_carries_its_weight_on_four_redundant_corners():
 
 
 def test_warm_start_converges_at_once():
-    system, contacts = nodal_problem(7)
     solver = SolverPrimalNewton(tolerance=1e-8, max_iterations=300)  # above the round-off floor (~1e-9 here)
-    first = solver.solve(system, contacts, DT)
-    second = solver.solve(system, contacts, DT)
-    assert second[2] <= 2 < first[2]
-    np.testing.assert_allclose(second[1], first[1], rtol=0, atol=1e-9 * force_scale(first[1]))
+    assert_warm_start_converges_at_once(solver, *nodal_problem(7), force_tol=1e-9)
 
 
 def test_same_input_gives_bit_identical_output():
-    system, contacts = nodal_problem(3)
-    runs = [SolverPrimalNewton(tolerance=1e-10).solve(system, contacts, DT) for _ in range(2)]
-    assert np.array_equal(runs[0][0], runs[1][0]) and np.array_equal(runs[0][1], runs[1][1])
-    assert runs[0][2:] == runs[1][2:]
+    assert_bit_identical_runs(lambda: SolverPrimalNewton(tolerance=1e-10), *nodal_problem(3))
 
 
 def test_anisotropic_friction_is_refused_by_name():
