@@ -107,6 +107,17 @@ def contact_columns(count, dof_count, j_indptr, j_indices, j_data):
 
 
 @kernel
+def _add_row(i, j, mark, indices, k):
+    """Puts row i into column j's list at ``indices[k]`` unless it is below the diagonal (i > j) or already
+    there (``mark[i] == j``); returns the next free slot."""
+    if i <= j and mark[i] != j:
+        mark[i] = j
+        indices[k] = i
+        return k + 1
+    return k
+
+
+@kernel
 def hessian_pattern(dof_count, a_indptr, a_indices, ptr, columns):
     """The upper triangle of H = A + J_c^T D J_c in CSC (column j: rows i <= j, sorted) for any D, and where
     every term lands in its ``data``.
@@ -136,19 +147,11 @@ def hessian_pattern(dof_count, a_indptr, a_indices, ptr, columns):
     for j in range(dof_count):  # the rows i <= j of column j: A's, then every touching contact's
         k = indptr[j]
         for p in range(a_indptr[j], a_indptr[j + 1]):
-            i = a_indices[p]
-            if i <= j and mark[i] != j:
-                mark[i] = j
-                indices[k] = i
-                k += 1
+            k = _add_row(a_indices[p], j, mark, indices, k)
         for q in range(touching[j], touching[j + 1]):
             m = contact_of[q]
             for kk in range(ptr[m], ptr[m + 1]):
-                i = columns[kk]
-                if i <= j and mark[i] != j:
-                    mark[i] = j
-                    indices[k] = i
-                    k += 1
+                k = _add_row(columns[kk], j, mark, indices, k)
         indices[indptr[j]:k] = np.sort(indices[indptr[j]:k])
         indptr[j + 1] = k
     indices = indices[:indptr[dof_count]].copy()

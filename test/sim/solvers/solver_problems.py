@@ -9,13 +9,17 @@ import pathlib
 import sys
 
 import numpy as np
+import pytest
 from scipy.spatial.transform import Rotation
 
+from cond_ros.sim import Simulator
 from cond_ros.sim.builder import ModelBuilder, box_inertia, particle
 from cond_ros.sim.contacts import ContactSet, build_contact_set
 from cond_ros.sim.dynamics import assemble, build_pattern
 from cond_ros.sim.solvers.cond import SolverCOND
 from cond_ros.sim.solvers.cond_kernels import contact_velocities
+from cond_ros.tools.scenes import BOX_MASS
+from cond_ros.tools.scenes import box_on_plane as scene_box_on_plane
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))  # test/, home of reference.py
 import reference as ref  # noqa: E402
@@ -166,6 +170,18 @@ def assert_ccp_optimality(contacts, v, force):
     slip = (ut > SLIDE_THRESHOLD) & (force[:, 0] > SCC_TOL * scale)
     np.testing.assert_allclose(force[slip, 1:], -(mu * force[:, 0] / np.maximum(ut, 1e-300))[slip, None] * u[slip, 1:],
                                rtol=0, atol=COULOMB_TOL * scale)
+
+
+def assert_box_rests_with_its_weight(solver, steps=20):
+    """The 0.5 kg cube of ``cond_ros.tools.scenes.box_on_plane`` on four corners (redundant contacts: G has
+    rank 6 of 12): every step's normal forces carry exactly its weight, and it stays at rest."""
+    sim = Simulator(scene_box_on_plane(), dt=0.01, solver=solver)
+    for _ in range(steps):
+        stats = sim.step()
+        normal = sim.contacts.world_forces()[:, 2].sum()
+        assert normal == pytest.approx(BOX_MASS * 9.81, rel=1e-6)
+        assert stats.iterations < sim.solver.max_iterations
+    assert np.linalg.norm(sim.state.body_qd[0]) < 1e-6
 
 
 def assert_warm_start_converges_at_once(solver, system, contacts, force_tol):

@@ -7,21 +7,17 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from cond_ros.sim import Simulator
 from cond_ros.sim.solvers.cond import SolverCOND
 from cond_ros.sim.solvers.cond_kernels import contact_velocities
 from cond_ros.sim.solvers.delassus import contact_jacobian
 from cond_ros.sim.solvers.primal_newton import SolverPrimalNewton, contact_columns, fill_hessian, hessian_pattern
 from cond_ros.sim.validate import ModelError
-from cond_ros.tools.scenes import BOX_MASS
-from cond_ros.tools.scenes import box_on_plane as scene_box_on_plane
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from solver_problems import (DT, FORCE_TOL, VELOCITY_TOL, assert_bit_identical_runs,  # noqa: E402
-                             assert_dynamics, assert_warm_start_converges_at_once, ccp_reference, force_scale,
-                             nodal_problem)
+                             assert_box_rests_with_its_weight, assert_dynamics, assert_warm_start_converges_at_once,
+                             ccp_reference, force_scale, nodal_problem)
 
-GRAVITY = 9.81
 CONVERGED = dict(tolerance=1e-11, max_iterations=300)
 
 
@@ -109,13 +105,7 @@ def test_hessian_pattern_and_values_match_a_dense_assembly(seed):
 
 
 def test_resting_box_carries_its_weight_on_four_redundant_corners():
-    sim = Simulator(scene_box_on_plane(), dt=0.01, solver=SolverPrimalNewton(tolerance=1e-12))
-    for _ in range(20):
-        stats = sim.step()
-        normal = sim.contacts.world_forces()[:, 2].sum()
-        assert normal == pytest.approx(BOX_MASS * GRAVITY, rel=1e-6)
-        assert stats.iterations < sim.solver.max_iterations
-    assert np.linalg.norm(sim.state.body_qd[0]) < 1e-6
+    assert_box_rests_with_its_weight(SolverPrimalNewton(tolerance=1e-12))
 
 
 def test_warm_start_converges_at_once():
