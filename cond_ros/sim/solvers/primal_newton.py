@@ -49,8 +49,6 @@ relaxed), which is what V-FPI's theta on ||v^{l+1} - v^l|| measures too. Isotrop
 """
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import qdldl
 import scipy.sparse as sp
@@ -317,19 +315,18 @@ class SolverPrimalNewton(SolverBase):
 
     def reset(self) -> None:
         self._v_hat = None
-        self._pattern = None  # (contact ptr, columns, hessian_pattern's output) of the last step
+        self._pattern = None  # ((A's indptr, indices, contact ptr, columns), hessian_pattern's output) of the last step
         self._factor = None  # its qdldl factor: a step with the same pattern only refactors numerically
-        self.factor_ms = 0.0  # the last step's time in qdldl (analysis, factorization, solves)
 
     def _structure(self, n: int, system: LinearSystem, ptr: np.ndarray, columns: np.ndarray):
         """The Hessian's pattern for these contacts, and the last step's factor if the pattern is the same
         (consecutive steps mostly see the same contacts: ordering and analysis are then skipped)."""
         cached = self._pattern
-        if (cached is not None and len(cached[2][0]) == n + 1 and np.array_equal(cached[0], ptr)
-                and np.array_equal(cached[1], columns)):
-            return cached[2], self._factor
+        key = (system.indptr, system.indices, ptr, columns)
+        if cached is not None and all(len(x) == len(y) and np.array_equal(x, y) for x, y in zip(cached[0], key)):
+            return cached[1], self._factor
         pattern = hessian_pattern(n, system.indptr, system.indices, ptr, columns)
-        self._pattern = (ptr, columns, pattern)
+        self._pattern = (key, pattern)
         self._factor = None
         return pattern, None
 
@@ -345,10 +342,8 @@ class SolverPrimalNewton(SolverBase):
     def solve(self, system: LinearSystem, contacts: ContactSet, dt: float):
         n = system.dof_count
         a = sp.csr_matrix((system.data, system.indices, system.indptr), shape=(n, n))
-        t_factor = time.perf_counter()
         if contacts.count == 0:
             v = qdldl.Solver(sp.triu(a, format="csc"), upper=True).solve(system.b)
-            self.factor_ms = 1e3 * (time.perf_counter() - t_factor)
             self._v_hat = v.copy()
             return v, np.zeros((0, 3)), 1, 0.0
         if np.any(contacts.friction[:, 0] != contacts.friction[:, 1]):
@@ -370,7 +365,6 @@ class SolverPrimalNewton(SolverBase):
         (indptr, indices, a_slot, c_slot_ptr, c_slot), factor = self._structure(n, system, ptr, columns)
         hessian = sp.csc_matrix((np.zeros(len(indices)), indices, indptr), shape=(n, n))
         transposed = jacobian.T.tocsr()
-        factor_s = 0.0
         v = self._v_hat.copy() if self.warm_start and self._v_hat is not None and len(self._v_hat) == n else np.zeros(n)
         force = np.zeros(3 * count)
         blocks = np.zeros((count, 3, 3))
@@ -393,7 +387,6 @@ class SolverPrimalNewton(SolverBase):
                 bound = target
             contact_forces(strict, u, omega, mu, bound, force, blocks)
             fill_hessian(system.data, a_slot, ptr, rows, c_slot_ptr, c_slot, blocks, hessian.data)
-            t0 = time.perf_counter()
             if factor is None:
                 factor = qdldl.Solver(hessian, upper=True)
                 self._factor = factor
@@ -405,7 +398,6 @@ class SolverPrimalNewton(SolverBase):
                 contact_forces(strict, u, omega, mu, target, law_force, law_blocks)
                 law_direction = -factor.solve(residual_free - transposed @ law_force)
             residual = float(np.linalg.norm(law_direction))
-            factor_s += time.perf_counter() - t0
             if residual <= self.tolerance:
                 # still take the step: lambda = -u / omega turns a velocity error e into a force error e / omega,
                 # and after a Newton step e is second order (a box on its corners read 10 % off its weight
@@ -421,6 +413,5 @@ class SolverPrimalNewton(SolverBase):
             residual_free += alpha * a_direction
         u = jacobian @ v + phi
         contact_forces(strict, u, omega, mu, self._friction_bound(u, omega, mu), force, blocks)
-        self.factor_ms = 1e3 * factor_s
         self._v_hat = v.copy()
         return v, force.reshape(count, 3), iterations, residual
