@@ -32,7 +32,7 @@ def _cmd_scenes(args) -> int:
 
 
 ROS_BENCHMARKS = ("ros_panda_cable",)  # need the ros extra; run by cond_ros.ros.bench
-ROS_BENCH_DEFAULT_DURATION_S = 60.0  # simulated seconds (about 3 minutes at 320 segments here)
+ROS_BENCH_DEFAULT_DURATION_S = 60.0  # simulated seconds (about 70 s at 320 segments here)
 
 
 def _cmd_bench(args) -> int:
