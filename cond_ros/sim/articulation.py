@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 
 import numpy as np
 
@@ -93,6 +94,29 @@ class Articulation:
     @property
     def link_count(self) -> int:
         return len(self.link_name)
+
+    @functools.cached_property
+    def contact_points(self):
+        """(geometry index, local point, radius) of the points that stand for the collision primitives in
+        node-vs-volume contact: a box's 8 corners, a sphere's centre, a capsule's or cylinder's two end-cap
+        centres (a cylinder is approximated by that capsule). Static, so built once per articulation."""
+        geom, local, radius = [], [], []
+        for g in range(len(self.geom_link)):
+            kind, size = self.geom_type[g], self.geom_size[g]
+            if kind == GeometryType.BOX:
+                points = [((sx * size[0], sy * size[1], sz * size[2]), 0.0)
+                          for sz in (-1, 1) for sy in (-1, 1) for sx in (-1, 1)]
+            elif kind == GeometryType.SPHERE:
+                points = [((0.0, 0.0, 0.0), size[0])]
+            elif kind in (GeometryType.CAPSULE, GeometryType.CYLINDER):
+                points = [((0.0, 0.0, -size[1]), size[0]), ((0.0, 0.0, size[1]), size[0])]
+            else:
+                points = []
+            for p, rad in points:
+                geom.append(g)
+                local.append(p)
+                radius.append(rad)
+        return np.array(geom, np.int64), np.array(local, float).reshape(-1, 3), np.array(radius, float)
 
     def link_index(self, name: str) -> int:
         try:

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .articulation import (ArticulationKinematics, GeometryType, bias_forces, forward_kinematics,
-                           point_jacobian_articulated)
+from .articulation import ArticulationKinematics, bias_forces, forward_kinematics, point_jacobian_articulated
 from .jit import kernel
 from .model import Control, Model, State
 
@@ -98,39 +97,6 @@ def gravity_stiffness(kin: ArticulationKinematics, q: np.ndarray, gravity, step=
     return (vectors * np.maximum(values, 0.0)) @ vectors.T
 
 
-def _geometry_points(geom_type, size):
-    """Contact points (local, radius) standing for a collision primitive (node-vs-volume contact)."""
-    if geom_type == GeometryType.BOX:
-        h = size
-        return [(np.array([sx * h[0], sy * h[1], sz * h[2]]), 0.0)
-                for sz in (-1, 1) for sy in (-1, 1) for sx in (-1, 1)]
-    if geom_type == GeometryType.SPHERE:
-        return [(np.zeros(3), size[0])]
-    if geom_type in (GeometryType.CAPSULE, GeometryType.CYLINDER):
-        # a cylinder is approximated by the capsule through its end-cap centres
-        return [(np.array([0.0, 0.0, -size[1]]), size[0]), (np.array([0.0, 0.0, size[1]]), size[0])]
-    return []
-
-
-_LINK_POINTS = {}  # id(articulation) -> (articulation, its _link_points): static per model, built once
-
-
-def _link_points(art):
-    """(geometry index, local point, radius) of every point standing for ``art``'s collision primitives."""
-    cached = _LINK_POINTS.get(id(art))
-    if cached is not None and cached[0] is art:
-        return cached[1]
-    geom, local, radius = [], [], []
-    for g in range(len(art.geom_link)):
-        for p, rad in _geometry_points(art.geom_type[g], art.geom_size[g]):
-            geom.append(g)
-            local.append(p)
-            radius.append(rad)
-    table = (np.array(geom, np.int64), np.array(local, float).reshape(-1, 3), np.array(radius, float))
-    _LINK_POINTS[id(art)] = (art, table)
-    return table
-
-
 @kernel
 def link_point_jacobians(point_link, points, link_parent, joint_type, joint_dof, joint_multiplier, link_pose,
                          joint_axis_world, dof_count, out):
@@ -154,7 +120,7 @@ def robot_contact_points(model: Model, state: State, width: int, kinematics=None
     for r, kin in enumerate(kinematics if kinematics is not None else robot_kinematics(model, state)):
         art = kin.art
         lo, hi = model.robot_dof_offset[r], model.robot_dof_offset[r + 1]
-        geom, local, radius = _link_points(art)
+        geom, local, radius = art.contact_points
         link = art.geom_link[geom].astype(np.int64)
         frame = kin.link_pose[link] @ art.geom_origin[geom]
         pos = np.einsum("kij,kj->ki", frame[:, :3, :3], local) + frame[:, :3, 3]
