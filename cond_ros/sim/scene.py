@@ -181,7 +181,7 @@ def load_scene(path: str) -> Scene:
         if script is not None and "trajectory" in script.data and script.get("robot", None) == name:
             track = _track(script, art, q, path)
             q = track.q[0].copy()  # start on the trajectory, so welds made at load time hold at rest
-        index = builder.add_articulation(art, q=q, drive_stiffness=r.vector("drive_stiffness", n),
+        builder.add_articulation(art, q=q, drive_stiffness=r.vector("drive_stiffness", n),
                                          drive_damping=r.vector("drive_damping", n), mu=r.number("mu", 0.5))
         robots.append((name, art, q))
     mounts = []

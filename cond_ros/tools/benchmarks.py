@@ -169,26 +169,19 @@ def bench_panda_cable(quick=False, quiet=True, segments=None, steps=None, csv=No
     """
     import tempfile
 
-    import yaml
-
     from ..sim.solvers import SOLVERS
     from ..sim.validate import ModelError
     from .runner import run_scene
-    from .scenes import CONFIG_DIR, load_named_scene
-    path = os.path.join(CONFIG_DIR, "panda_cable.yaml")
+    from .scenes import edited_scene
     if solver is not None and solver not in SOLVERS:
         raise ModelError(f"solver: unknown {solver!r}; available: {', '.join(sorted(SOLVERS))}")
-    if segments is not None or solver is not None:
-        with open(path) as fh:
-            data = yaml.safe_load(fh)
+
+    def edit(data):
         if segments is not None:
             data["cables"][0]["segments"] = int(segments)
         if solver is not None:
             data["solver"] = PANDA_CABLE_SOLVERS.get(solver, {**data["solver"], "name": solver})
-        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
-            yaml.safe_dump(data, fh)
-            path = fh.name
-    scene = load_named_scene("panda_cable", path=path)
+    scene = edited_scene("panda_cable", edit if segments is not None or solver is not None else None)
     sim = scene.simulator
     if steps is None:
         steps = 200 if quick else int(round(scene.duration / sim.dt))

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..sim import Simulator
 from .benchmarks import PANDA_CABLE_SOLVERS, bench_box_sliding, bench_chebyshev, bench_scaling, box_sliding_errors
+from .fem_benchmarks import PAPER_TABLE_IV, ball_stiffness_edit
 from .scenes import box_on_plane, cloth, edited_scene
 from .solver_comparison import compare_solvers
 
@@ -23,7 +24,7 @@ ALL_SOLVERS = {"COND": ("cond", {}), "COND proximal": ("cond", {"projection": "p
                "compliant": ("compliant", {})}
 #: solvers of the convex relaxation (36): a sliding contact separates at u_n = mu ||u_t|| (Anitescu's CCP)
 CCP_SOLVERS = ("COND proximal", "APGD", "compliant")
-STIFFNESS_MPA = (0.1, 1.0, 10.0)
+STIFFNESS_MPA = tuple(PAPER_TABLE_IV["youngs_modulus_mpa"])
 
 PAPER = {  # the paper's rows (MP [mm], IE [mN] or FE [N], DT [ms], ST [ms] (Delassus part), IN)
     "II soft_mat": {"COND": [0.0033, 1.868, 9.568, 8.650, None, 39.72],
@@ -37,8 +38,7 @@ PAPER = {  # the paper's rows (MP [mm], IE [mN] or FE [N], DT [ms], ST [ms] (Del
     "VI soft_gripper": {"COND": [0.0005, 0.1169, 43.24, 18.24, None, 30.88],
                         "PGS": [0.0397, 0.1175, 42.89, 547.0, 533, 59.06],
                         "APGD": [0.0409, 0.1172, 42.78, 547.3, 533, 57.81]},
-    "IV": {"youngs_modulus_mpa": list(STIFFNESS_MPA), "COND": [39.72, 37.93, 34.99], "PGS": [145.8, 224.0, 306.7],
-           "APGD": [48.07, 100.9, 200.5]},
+    "IV": PAPER_TABLE_IV,
     "columns": ["MP_mm", "IE_mN or FE_N", "DT_ms", "ST_ms", "ST_delassus_ms", "IN"],
     "fig11": "COND solver time linear in DOF (R^2 0.9997); PGS/APGD super-linear",
 }
@@ -59,14 +59,6 @@ def _coarse_mat(data):
     body = data["soft_bodies"][0]
     body["mesh"]["cells"] = [8, 20, 1]  # 20 mm spacing
     body["contact_radius"] = 0.008
-
-
-def _ball_stiffness(e_mpa, cells=None):
-    def edit(data):
-        data["soft_bodies"][0]["material"]["youngs_modulus"] = e_mpa * 1e6
-        if cells is not None:
-            data["soft_bodies"][0]["mesh"]["cells"] = cells
-    return edit
 
 
 # (scene, YAML edit, prefix steps, window steps, reference run) per table; quick: coarse meshes, short windows
@@ -103,7 +95,7 @@ def bench_stiffness(quick: bool, quiet: bool) -> dict:
     out = {"youngs_modulus_mpa": list(STIFFNESS_MPA), "prefix_steps": prefix, "window_steps": window,
            **{label: [] for label in IFPI}, "MP_mm": {label: [] for label in IFPI}}
     for e in STIFFNESS_MPA:
-        scene = edited_scene("soft_ball", _ball_stiffness(e, QUICK_BALL_CELLS if quick else None))
+        scene = edited_scene("soft_ball", ball_stiffness_edit(e, QUICK_BALL_CELLS if quick else None))
         rows = compare_solvers(scene, IFPI, prefix=prefix, window=window, reference=False, quiet=quiet)["rows"]
         for label in IFPI:
             out[label].append(rows[label]["IN"])

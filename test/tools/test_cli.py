@@ -2,6 +2,7 @@
 import json
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -94,10 +95,12 @@ def test_bench_panda_cable_json_keys(capsys):
     assert result["solver"] == "primal_newton"  # the scene's
 
 
-def test_bench_panda_cable_runs_the_papers_cond_on_request(capsys):
+def test_bench_panda_cable_runs_the_papers_cond_on_request(capsys, tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     code, text = run_cli(capsys, "bench", "panda_cable", "--segments", "20", "--steps", "3", "--solver", "cond",
                          "--json")
     assert code == 0 and json.loads(text)["solver"] == "cond"
+    assert not list(tmp_path.glob("*.yaml"))  # the edited scene's YAML is not left behind
 
 
 def test_bench_panda_cable_names_an_unknown_solver(capsys):
