@@ -13,16 +13,11 @@ import numpy as np
 from tqdm import tqdm
 
 from ..sim.fem.elements import elastic_forces
+from .paper_tables import PAPER, PAPER_TABLE_IV
 from .scenes import edited_scene
 
-PAPER = {  # COND rows of the paper's tables: MP [mm], IE [mN], DT [ms], ST [ms], IN
-    "soft_mat": {"table": "II", "MP_mm": 0.0047, "IE_mN": 12.37, "DT_ms": 3.79, "ST_ms": 2.48, "IN": 39.72},
-    "soft_ball": {"table": "III", "MP_mm": 0.0018, "IE_mN": 1.46, "DT_ms": 9.42, "ST_ms": 3.91, "IN": 37.51},
-    "soft_gripper": {"table": "VI", "IN": 30.88},
-}
-#: Table IV: mean iterations gripping balls of E = 0.1, 1, 10 MPa (also the paper suite's row IV)
-PAPER_TABLE_IV = {"youngs_modulus_mpa": [0.1, 1.0, 10.0], "COND": [39.72, 37.93, 34.99], "PGS": [145.8, 224.0, 306.7],
-                  "APGD": [48.07, 100.9, 200.5]}
+#: the paper's table of each scene (its COND, PGS and APGD rows go into the scene's bench result)
+PAPER_TABLES = {"soft_mat": "II soft_mat", "soft_ball": "III soft_ball", "soft_gripper": "VI soft_gripper"}
 
 
 def internal_force_norm(model, state) -> float:
@@ -67,7 +62,8 @@ def _bench_scene(name: str, quick: bool, quiet: bool, quick_steps: int, extra=No
     out = run_fem_scene(scene, steps, desc=name, quiet=quiet, observe=per_step)
     if extra is not None:
         out.update(extra(scene))
-    out["paper"] = PAPER[name]
+    table = PAPER_TABLES[name]
+    out["paper"] = {"table": table, "columns": PAPER["columns"], **PAPER[table]}
     return out
 
 
