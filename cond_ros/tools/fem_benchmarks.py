@@ -111,9 +111,10 @@ def bench_soft_gripper(quick=False, quiet=True) -> dict:
 
 
 def ball_stiffness_edit(e_mpa, cells=None):
-    """A YAML edit of ``soft_ball``: the ball's Young's modulus [MPa] (and its mesh ``cells``)."""
+    """A YAML edit of ``soft_ball``: the ball's Young's modulus [MPa] (None: the scene's) and mesh ``cells``."""
     def edit(data):
-        data["soft_bodies"][0]["material"]["youngs_modulus"] = e_mpa * 1e6
+        if e_mpa is not None:
+            data["soft_bodies"][0]["material"]["youngs_modulus"] = e_mpa * 1e6
         if cells is not None:
             data["soft_bodies"][0]["mesh"]["cells"] = cells
     return edit

@@ -28,12 +28,6 @@ CCP_SOLVERS = ("COND proximal", "APGD", "compliant")
 STIFFNESS_MPA = tuple(PAPER_TABLE_IV["youngs_modulus_mpa"])
 
 
-def _coarse_ball(cells):
-    def edit(data):
-        data["soft_bodies"][0]["mesh"]["cells"] = cells
-    return edit
-
-
 def _paper_cond(data):
     """The scene with the paper's COND settings (panda_cable itself runs primal Newton)."""
     data["solver"] = dict(PANDA_CABLE_SOLVERS["cond"])
@@ -52,11 +46,11 @@ SCENES = {
     "V panda_cable": ("panda_cable", _paper_cond, 500, 6, {"weights": "block"}),
     "VI soft_gripper": ("soft_gripper", None, 100, 4, False),
 }
+QUICK_BALL_CELLS = 5
 QUICK_SCENES = {
     "II soft_mat": ("soft_mat", _coarse_mat, 20, 4, True),
-    "III soft_ball": ("soft_ball", _coarse_ball(5), 60, 4, True),
+    "III soft_ball": ("soft_ball", ball_stiffness_edit(None, QUICK_BALL_CELLS), 60, 4, True),
 }
-QUICK_BALL_CELLS = 5
 
 
 def bench_solver_tables(quick: bool, quiet: bool) -> dict:
