@@ -1,7 +1,7 @@
 """The same-window solver comparison behind the paper tables (``cond_ros.tools.solver_comparison``)."""
 import numpy as np
 
-from cond_ros.tools.paper_benchmarks import _coarse_ball
+from cond_ros.tools.fem_benchmarks import ball_stiffness_edit
 from cond_ros.tools.scenes import edited_scene
 from cond_ros.tools.solver_comparison import compare_solvers, run_prefix, run_window, solver_for, summarize
 
@@ -9,7 +9,7 @@ from cond_ros.tools.solver_comparison import compare_solvers, run_prefix, run_wi
 def test_every_solver_starts_from_the_same_state_and_replays_bit_for_bit():
     """Two copies of the scene's solver over the same window give identical series, and against a reference
     that is the same run every accuracy error is exactly zero (so nonzero errors measure the solver)."""
-    scene = edited_scene("soft_ball", _coarse_ball(4))
+    scene = edited_scene("soft_ball", ball_stiffness_edit(None, 4))
     start = run_prefix(scene, 45)
     first = run_window(scene, solver_for(scene, "scene"), start, 3)
     second = run_window(scene, solver_for(scene, "scene"), start, 3)
@@ -21,7 +21,7 @@ def test_every_solver_starts_from_the_same_state_and_replays_bit_for_bit():
 
 
 def test_a_looser_tolerance_shows_as_a_larger_internal_force_error():
-    scene = edited_scene("soft_ball", _coarse_ball(4))
+    scene = edited_scene("soft_ball", ball_stiffness_edit(None, 4))
     table = compare_solvers(scene, {"loose": ("scene", {"tolerance": 1e-2}), "tight": ("scene", {"tolerance": 1e-7})},
                             prefix=45, window=3)
     rows = table["rows"]
