@@ -18,7 +18,7 @@ import numpy as np
 
 from cond_ros.sim.dynamics import augmented_matvec
 from cond_ros.sim.solvers import cond as cond_module
-from cond_ros.sim.solvers.cond_kernels import LOCAL_SWEEPS, solve_surrogate_contacts
+from cond_ros.sim.solvers.cond_kernels import LOCAL_SWEEPS, chebyshev_weight, solve_surrogate_contacts
 from cond_ros.tools.fem_benchmarks import ball_stiffness_edit
 from cond_ros.tools.scenes import edited_scene
 
@@ -106,12 +106,7 @@ def solve(captured, coarse=None, damping=1.0, tolerance=1e-5, max_iterations=200
             contact_impulse = (v_next - v_star) / w  # J^T lambda, since W is diagonal here
             residual = b + contact_impulse - a_times(v_next)
             v_next += damping * coarse @ np.linalg.solve(matrix, coarse.T @ residual)
-        if it < chebyshev_start:
-            nu = 1.0
-        elif it == chebyshev_start:
-            nu = 2.0 / (2.0 - rho * rho)
-        else:
-            nu = 4.0 / (4.0 - rho * rho * nu)
+        nu = chebyshev_weight(it, chebyshev_start, rho, nu)
         v_next = nu * (v + under_relaxation * (v_next - v) - v_prev) + v_prev
         theta = np.linalg.norm(v_next - v)
         if theta_prev < np.inf and theta_prev > 0.0:

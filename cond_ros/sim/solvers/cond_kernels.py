@@ -7,7 +7,7 @@ the arithmetic on small scenes.
 import numpy as np
 from numba import prange
 
-from ..dynamics import add_jacobian_force, augmented_matvec, jacobian_velocity
+from ..dynamics import augmented_matvec, jacobian_velocity
 from ..jit import kernel, parallel_kernel
 from .friction_cone import project_cone
 from .weights import WEIGHTS_BB1, WEIGHTS_BB_ALTERNATING, WEIGHTS_BLOCK, WEIGHTS_FROBENIUS, apply_block_weights
@@ -147,6 +147,16 @@ def dot(x, y):
 
 
 @kernel
+def chebyshev_weight(iteration, chebyshev_start, rho, nu):
+    """nu_{l+1} of Alg. 3 (line 7) from the spectral-radius estimate rho (39) and the previous nu_l."""
+    if iteration < chebyshev_start:
+        return 1.0
+    if iteration == chebyshev_start:
+        return 2.0 / (2.0 - rho * rho)
+    return 4.0 / (4.0 - rho * rho * nu)
+
+
+@kernel
 def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_jac, kv, group_start, dof_a, dof_b, frame,
                          friction,
                          offset, regularization, projection, weights, block_dof, block_size, block_ptr, block_data,
@@ -197,12 +207,7 @@ def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_jac, kv, 
                                  LOCAL_SWEEPS, w, v_star, v_next, force)
         v_plain[:] = v_next
         if chebyshev:  # Alg. 3 with under-relaxation
-            if it < chebyshev_start:
-                nu = 1.0
-            elif it == chebyshev_start:
-                nu = 2.0 / (2.0 - rho * rho)
-            else:
-                nu = 4.0 / (4.0 - rho * rho * nu)
+            nu = chebyshev_weight(it, chebyshev_start, rho, nu)
             for i in range(n):
                 v_next[i] = nu * (v[i] + under_relaxation * (v_next[i] - v[i]) - v_prev[i]) + v_prev[i]
         diff[:] = v_next - v
