@@ -88,11 +88,12 @@ def solve(captured, coarse=None, damping=1.0, tolerance=1e-5, max_iterations=200
         return out
     if coarse is not None:
         galerkin = coarse.T @ np.column_stack([a_times(coarse[:, k]) for k in range(coarse.shape[1])])
+    groups = contacts.group_start()
     v_prev, nu, rho, theta_prev = v.copy(), 1.0, 0.0, np.inf
     for it in range(max_iterations):
         v_star = v - w * (a_times(v) - b)
         v_next = v_star.copy()
-        solve_surrogate_contacts(contacts.group_start(), contacts.dof_a, contacts.dof_b, contacts.frame,
+        solve_surrogate_contacts(groups, contacts.dof_a, contacts.dof_b, contacts.frame,
                                  contacts.friction, contacts.offset, 0.0, 0, LOCAL_SWEEPS, w, v_star, v_next, force)
         if coarse is not None:
             matrix = galerkin.copy()

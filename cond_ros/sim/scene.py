@@ -182,7 +182,7 @@ def load_scene(path: str) -> Scene:
             track = _track(script, art, q, path)
             q = track.q[0].copy()  # start on the trajectory, so welds made at load time hold at rest
         builder.add_articulation(art, q=q, drive_stiffness=r.vector("drive_stiffness", n),
-                                         drive_damping=r.vector("drive_damping", n), mu=r.number("mu", 0.5))
+                                 drive_damping=r.vector("drive_damping", n), mu=r.number("mu", 0.5))
         robots.append((name, art, q))
     mounts = []
     for b in spec.items("bodies"):
