@@ -56,6 +56,9 @@ class SolverBase:
     def reset(self) -> None:
         """Forget warm-start data (call after teleporting the state)."""
 
+    def prepare(self, model: Model, state: State, contacts: ContactSet) -> None:
+        """Set up what :meth:`solve` needs from the model beyond the linear system (called by :meth:`step`)."""
+
     def assemble(self, model: Model, state: State, control: Control, contacts: ContactSet, dt: float) -> LinearSystem:
         """The step's linear system; contacts act through virtual nodes (eq. 15)."""
         return assemble(model, contacts.pattern, state, control, dt, contacts.vn_dof, contacts.vn_size,
@@ -70,6 +73,7 @@ class SolverBase:
         t0 = time.perf_counter()
         system = self.assemble(model, state_in, control, contacts, dt)
         t1 = time.perf_counter()
+        self.prepare(model, state_in, contacts)
         v_hat, forces, iterations, residual = self.solve(system, contacts, dt)
         t2 = time.perf_counter()
         contacts.force[:] = forces

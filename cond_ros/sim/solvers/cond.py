@@ -11,6 +11,7 @@ from ..contacts import ContactSet, contact_keys, forces_to_world
 from ..dynamics import LinearSystem, virtual_node_jacobian
 from ..validate import ModelError, non_negative, positive, scalar
 from .base import SolverBase
+from .coarse_space import coarse_basis, coarse_operator
 from .cond_kernels import contact_velocities, owner_force_warm_start, velocity_fixed_point
 from .friction_cone import PROJECTION_PROXIMAL, PROJECTION_STRICT, project_cone
 from .weights import (BLOCK_LARGEST_EIGENVALUE, POWER_ITERATIONS, WEIGHTS_BB1, WEIGHTS_BB2, WEIGHTS_BB_ALTERNATING,
@@ -54,6 +55,12 @@ class SolverCOND(SolverBase):
             reduced dynamics (18) on the owner's own block. Not in the paper: V-FPI corrects the mode in
             which an owner and its virtual nodes move together by only ~M_hat / k_v per iteration (a
             0.5 kg box at k_v = 1e5 needs ~2000 iterations per step without it). Only the start changes.
+        coarse_correction: after every contact solve, add a Galerkin correction on a small coarse space
+            (``coarse_space.py``: each FEM body's polynomial displacement fields of degree <= 2, each
+            rigid body's and robot's DOFs) that accounts for the active contacts (``coarse_correction``
+            in ``cond_kernels.py``). Not in the paper: V-FPI's diagonal W corrects those smooth motions
+            of stiff FEM bodies only slowly. The fixed point is unchanged. Needs :meth:`step` (or
+            :meth:`prepare` before :meth:`solve`).
 
     Limitations:
         Anisotropic friction requires the strict projection. Convergence of the
@@ -65,7 +72,7 @@ class SolverCOND(SolverBase):
 
     def __init__(self, *, projection="strict", weights="frobenius", frobenius_reuse_steps=1, chebyshev=True,
                  chebyshev_start=5, under_relaxation=0.9, tolerance=1e-8, max_iterations=1000, regularization=0.0,
-                 warm_start=True, force_warm_start=True):
+                 warm_start=True, force_warm_start=True, coarse_correction=False):
         if projection not in PROJECTIONS:
             raise ModelError(f"projection: expected one of {sorted(PROJECTIONS)}, got {projection!r}")
         if weights not in WEIGHTS:
@@ -81,6 +88,8 @@ class SolverCOND(SolverBase):
         self.regularization = non_negative("regularization", regularization)
         self.warm_start = bool(warm_start)
         self.force_warm_start = bool(force_warm_start)
+        self.coarse_correction = bool(coarse_correction)
+        self._coarse_basis = None
         self.reset()
 
     def reset(self) -> None:
@@ -158,6 +167,22 @@ class SolverCOND(SolverBase):
         owner_force_warm_start(system.indptr, system.indices, system.data, system.b, system.virtual_node_gain,
                                owner_dof, owner_size, inverse, bounds, system.vn_jac, vn_force, v)
 
+    def prepare(self, model, state, contacts: ContactSet) -> None:
+        """The step's coarse space (``coarse_correction`` only)."""
+        if self.coarse_correction:
+            self._coarse_basis = coarse_basis(model, state, contacts.pattern, contacts.vn_dof, contacts.vn_size,
+                                              contacts.vn_jac)
+
+    def _coarse_arrays(self, system: LinearSystem):
+        """(P, A P, P^T A P, P^T b) of the step; empty (k = 0) without the coarse correction."""
+        if not self.coarse_correction:
+            return np.zeros((system.size, 0)), np.zeros((system.size, 0)), np.zeros((0, 0)), np.zeros(0)
+        basis, self._coarse_basis = self._coarse_basis, None  # one step's space, never reused
+        if basis is None or basis.shape[0] != system.size:
+            raise ModelError("SolverCOND: coarse_correction needs the step's coarse space; call step(), or "
+                             "prepare(model, state, contacts) before solve()")
+        return (basis, *coarse_operator(system, basis))
+
     def initial_guess(self, system: LinearSystem) -> np.ndarray:
         """v^1: the previous v_hat on the original DOFs, J_v v_hat on the virtual nodes (Sec. V-A5)."""
         v = np.zeros(system.size)
@@ -171,6 +196,7 @@ class SolverCOND(SolverBase):
         if self.projection == "proximal" and contacts.count and np.any(contacts.friction[:, 0] != contacts.friction[:, 1]):
             raise ModelError("SolverCOND: anisotropic friction needs projection='strict' (Prop. 6); "
                              "the proximal operator is implemented for isotropic cones only")
+        coarse = self._coarse_arrays(system)
         v = self.initial_guess(system)
         w, blocks = self._weights(system, contacts)
         force = np.zeros((contacts.count, 3))
@@ -182,7 +208,7 @@ class SolverCOND(SolverBase):
             contacts.friction, contacts.offset, self.regularization, PROJECTIONS[self.projection], w, *blocks,
             WEIGHTS[self.weights],
             self.chebyshev, self.chebyshev_start, self.under_relaxation, self.tolerance, self.max_iterations,
-            v, force)
+            *coarse, v, force)
         self._v_hat = v[:system.dof_count].copy()
         keys = contact_keys(contacts)
         order = np.argsort(keys, kind="stable")

@@ -13,6 +13,11 @@ from .friction_cone import project_cone
 from .weights import WEIGHTS_BB1, WEIGHTS_BB_ALTERNATING, WEIGHTS_BLOCK, WEIGHTS_FROBENIUS, apply_block_weights
 
 LOCAL_SWEEPS = 8  # Gauss-Seidel sweeps for a node with several contacts (a particle in a crease)
+# With the coarse correction the iteration is no longer stationary, and Chebyshev's extrapolation can lock
+# into a cycle (theta flat at 0.2 m/s for 2000 iterations when a stiff ball lands on the table); restart it
+# after this many iterations without a new smallest theta, following this many plain iterations.
+CHEBYSHEV_STALL_ITERATIONS = 10
+CHEBYSHEV_RESTART_DELAY = 3
 
 
 @kernel
@@ -157,14 +162,68 @@ def chebyshev_weight(iteration, chebyshev_start, rho, nu):
 
 
 @kernel
+def coarse_correction(coarse, coarse_a, galerkin, coarse_b, dof_a, dof_b, frame, offset, regularization, w, force,
+                      v_star, v_next):
+    """The two-level correction of V-FPI (not in the paper), in place on the plain update ``v_next``.
+
+    v_next += P G^-1 P^T (b + J_c^T lambda - A v_next), with G = P^T A P plus each active contact's
+    surrogate stiffness (the response -J dv / Gamma of Alg. 2, Prop. 3): its normal row, and its
+    tangent rows scaled by |lambda_t| / |lambda_t trial| (1 while sticking, falling as it slides, so that
+    G changes continuously across stick and slip). Without the contact rows the correction moves a
+    body against its contacts and diverges. The correction vanishes at the fixed point, where
+    A v = b + J_c^T lambda, so the solution is unchanged.
+    """
+    k = coarse.shape[1]
+    matrix = galerkin.copy()
+    rhs = coarse_b.copy()
+    rel = np.empty((3, k))
+    for m in range(dof_a.shape[0]):
+        if force[m, 0] <= 0.0:
+            continue
+        a = dof_a[m]
+        b = dof_b[m]
+        gamma = _gamma(m, dof_a, dof_b, w, regularization)
+        velocity = v_star[a:a + 3].copy()
+        for e in range(3):
+            rel[e] = coarse[a + e]
+            if b >= 0:
+                rel[e] -= coarse[b + e]
+                velocity[e] -= v_star[b + e]
+        eta = frame[m] @ velocity
+        trial = np.hypot(eta[1] + offset[m, 1], eta[2] + offset[m, 2]) / gamma
+        tangent_weight = 1.0 if trial <= 0.0 else min(1.0, np.hypot(force[m, 1], force[m, 2]) / trial)
+        rows = frame[m] @ rel
+        world_force = frame[m].T @ force[m]
+        for j in range(k):
+            rhs[j] += rel[0, j] * world_force[0] + rel[1, j] * world_force[1] + rel[2, j] * world_force[2]
+            for i in range(k):
+                matrix[i, j] += (rows[0, i] * rows[0, j]
+                                 + tangent_weight * (rows[1, i] * rows[1, j] + rows[2, i] * rows[2, j])) / gamma
+    for r in range(coarse_a.shape[0]):
+        for j in range(k):
+            rhs[j] -= coarse_a[r, j] * v_next[r]
+    delta = np.linalg.solve(matrix, rhs)
+    for r in range(coarse.shape[0]):
+        acc = 0.0
+        for j in range(k):
+            acc += coarse[r, j] * delta[j]
+        v_next[r] += acc
+
+
+@kernel
 def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_jac, kv, group_start, dof_a, dof_b, frame,
                          friction,
                          offset, regularization, projection, weights, block_dof, block_size, block_ptr, block_data,
-                         weight_mode, chebyshev, chebyshev_start, under_relaxation, tolerance, max_iterations, v, force):
+                         weight_mode, chebyshev, chebyshev_start, under_relaxation, tolerance, max_iterations,
+                         coarse, coarse_a, galerkin, coarse_b, v, force):
     """COND's V-FPI (Alg. 1, with Alg. 3 when ``chebyshev``), in place on the warm-started ``v``.
 
     W is ``weights`` on the diagonal plus the dense blocks ``block_*`` (empty unless WEIGHTS_BLOCK,
     see ``weights.py``); the diagonal is also the source of the Barzilai-Borwein start step.
+    ``coarse`` (n x k; k = 0 for none) is the coarse space of :func:`coarse_correction` with
+    ``coarse_a`` = A P, ``galerkin`` = P^T A P and ``coarse_b`` = P^T b; the correction is applied once
+    the set of contacts with lambda_n > 0 repeats (before that a contact just lost or gained would
+    make G wrong by its whole stiffness), and it restarts Chebyshev when theta stalls.
     Returns (iterations, final residual theta).
     """
     n = v.shape[0]
@@ -186,6 +245,11 @@ def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_jac, kv, 
     theta = np.inf
     theta_prev = np.inf
     iterations = 0
+    two_level = coarse.shape[1] > 0
+    active = np.zeros(force.shape[0], np.bool_)
+    active_prev = np.zeros(force.shape[0], np.bool_)
+    theta_best = np.inf
+    best_iteration = 0
     for it in range(max_iterations):
         iterations = it + 1
         if weight_mode != WEIGHTS_FROBENIUS and weight_mode != WEIGHTS_BLOCK:
@@ -206,12 +270,27 @@ def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_jac, kv, 
         solve_surrogate_contacts(group_start, dof_a, dof_b, frame, friction, offset, regularization, projection,
                                  LOCAL_SWEEPS, w, v_star, v_next, force)
         v_plain[:] = v_next
+        if two_level:
+            for m in range(force.shape[0]):
+                active[m] = force[m, 0] > 0.0
+            if it > 0 and np.array_equal(active, active_prev):
+                coarse_correction(coarse, coarse_a, galerkin, coarse_b, dof_a, dof_b, frame, offset, regularization,
+                                  w, force, v_star, v_next)
+            active_prev[:] = active
         if chebyshev:  # Alg. 3 with under-relaxation
             nu = chebyshev_weight(it, chebyshev_start, rho, nu)
             for i in range(n):
                 v_next[i] = nu * (v[i] + under_relaxation * (v_next[i] - v[i]) - v_prev[i]) + v_prev[i]
         diff[:] = v_next - v
         theta = np.sqrt(dot(diff, diff))
+        if two_level:
+            if theta < theta_best:
+                theta_best = theta
+                best_iteration = it
+            elif it - best_iteration >= CHEBYSHEV_STALL_ITERATIONS and it >= chebyshev_start:
+                chebyshev_start = it + 1 + CHEBYSHEV_RESTART_DELAY
+                theta_best = theta
+                best_iteration = it
         if theta_prev < np.inf and theta_prev > 0.0:
             rho = min(theta / theta_prev, 1.0)  # (39)
         theta_prev = theta

@@ -1,0 +1,122 @@
+"""COND's two-level correction (``coarse_correction``; not in the paper) and its coarse space.
+
+References: polynomial fields written out in numpy (the span), the scipy matrix of eq. (15) (A P), a
+plain COND solve converged far past the test tolerance (the fixed point), and the Signorini-Coulomb
+conditions (11) and the dynamics (15) checked directly.
+"""
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+from cond_ros.sim.contacts import build_contact_set
+from cond_ros.sim.solvers.coarse_space import coarse_basis, coarse_operator
+from cond_ros.sim.solvers.cond import SolverCOND
+from cond_ros.sim.validate import ModelError
+from cond_ros.tools.fem_benchmarks import ball_stiffness_edit
+from cond_ros.tools.scenes import edited_scene
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from solver_problems import DT, assert_dynamics, assert_signorini_coulomb  # noqa: E402
+
+GRIP_STEPS = 60  # t = 0.6 s: the fingers hold the ball on the table (contacts through virtual nodes)
+
+
+@pytest.fixture(scope="module")
+def grip():
+    """The coarse soft_ball (E = 10 MPa) mid-grip: model, state, contacts and the step's linear system."""
+    scene = edited_scene("soft_ball", ball_stiffness_edit(10.0, 4))
+    sim = scene.simulator
+    for _ in range(GRIP_STEPS):
+        sim.step(scene.script.control(sim.state.time))
+    contacts = build_contact_set(sim.model, sim.pattern, sim.state, sim.dt)
+    system = sim.solver.assemble(sim.model, sim.state, scene.script.control(sim.state.time), contacts, sim.dt)
+    assert system.vn_count > 0 and np.any(contacts.collider >= 0)  # fingers (virtual nodes) and the table
+    return sim.model, sim.state, contacts, system
+
+
+def _ball_rows(model):
+    nodes = np.flatnonzero(model.particle_object == 0)
+    return nodes, (3 * nodes[:, None] + np.arange(3)).ravel()
+
+
+def test_basis_spans_the_quadratic_fields_of_the_ball_and_every_robot_joint(grip):
+    model, state, contacts, system = grip
+    basis = coarse_basis(model, state, contacts.pattern, contacts.vn_dof, contacts.vn_size, contacts.vn_jac)
+    nodes, rows = _ball_rows(model)
+    robot_dofs = model.robot_dof_count
+    assert basis.shape == (system.size, 30 + robot_dofs)
+    rng = np.random.default_rng(0)
+    x = state.particle_q[nodes] - state.particle_q[nodes].mean(axis=0)
+    fields = {
+        "rotation": np.cross([0.3, -1.0, 0.5], x),
+        "squeeze": x * [1.0, -0.4, -0.4],
+        "quadratic": np.column_stack([x[:, 0] * x[:, 1], x[:, 2] ** 2, x[:, 0] ** 2 - x[:, 1] * x[:, 2]]),
+        "random quadratic": sum(rng.normal(size=3) * (x[:, [i]] * x[:, [j]]) for i in range(3) for j in range(3)),
+    }
+    ball = basis[rows]
+    for name, field in fields.items():
+        coefficients = np.linalg.lstsq(ball, field.ravel(), rcond=None)[0]
+        assert np.abs(ball @ coefficients - field.ravel()).max() < 1e-10 * np.abs(field).max(), name
+    cubic = (x[:, 0] ** 3)[:, None] * [1.0, 0.0, 0.0]  # degree 3 is outside the space
+    coefficients = np.linalg.lstsq(ball, cubic.ravel(), rcond=None)[0]
+    assert np.abs(ball @ coefficients - cubic.ravel()).max() > 1e-3 * np.abs(cubic).max()
+    np.testing.assert_allclose(ball[:, :30].T @ ball[:, :30], np.eye(30), rtol=0, atol=1e-12)  # orthonormal
+    assert not ball[:, 30:].any()  # the robot columns do not move the ball
+    robot = basis[model.dof_count - robot_dofs:model.dof_count]
+    np.testing.assert_array_equal(robot[:, 30:], np.eye(robot_dofs))
+
+
+def test_virtual_nodes_follow_their_owners_so_coarse_motions_leave_the_kv_springs_unstretched(grip):
+    """The rows of A P on the virtual nodes are k_v (P_v - J_v P_owner) = 0 (eq. 15)."""
+    model, state, contacts, system = grip
+    basis = coarse_basis(model, state, contacts.pattern, contacts.vn_dof, contacts.vn_size, contacts.vn_jac)
+    a_basis, galerkin, coarse_b = coarse_operator(system, basis)
+    reference = system.matrix() @ basis
+    np.testing.assert_allclose(a_basis, reference, rtol=0, atol=1e-12 * np.abs(reference).max())
+    assert np.abs(a_basis[system.dof_count:]).max() < 1e-9 * np.abs(a_basis).max()
+    np.testing.assert_allclose(galerkin, basis.T @ reference, rtol=1e-12, atol=1e-12 * np.abs(galerkin).max())
+    np.testing.assert_allclose(coarse_b, basis.T @ system.rhs(), rtol=1e-12)
+    assert np.all(np.linalg.eigvalsh(galerkin) > 0.0)  # P has full column rank, A is positive definite
+
+
+def _solve(grip, tolerance, **options):
+    model, state, contacts, system = grip
+    solver = SolverCOND(tolerance=tolerance, max_iterations=100_000, **options)
+    solver.prepare(model, state, contacts)
+    return solver.solve(system, contacts, DT)
+
+
+def test_the_correction_leaves_the_solution_unchanged_and_converges_in_fewer_iterations(grip):
+    """Both variants converge to the same v and forces, which satisfy (11) and (15); the plain V-FPI is
+    run 100x tighter as the reference."""
+    _, _, contacts, system = grip
+    v_ref, force_ref, plain_iterations, _ = _solve(grip, 1e-12)
+    v, force, iterations, residual = _solve(grip, 1e-10, coarse_correction=True)
+    assert residual < 1e-10
+    assert contacts.count and force_ref[:, 0].max() > 0.5  # the grip carries real forces
+    np.testing.assert_allclose(force, force_ref, rtol=0, atol=1e-6 * np.abs(force_ref).max())
+    np.testing.assert_allclose(v, v_ref, rtol=0, atol=1e-8)
+    assert_dynamics(system, contacts, v, force)
+    assert_signorini_coulomb(contacts, v, force)
+    _, _, plain_to_same_tolerance, _ = _solve(grip, 1e-10)
+    assert iterations < plain_to_same_tolerance / 2, (iterations, plain_to_same_tolerance)
+
+
+def test_the_correction_is_bit_identical_across_runs(grip):
+    first, second = (_solve(grip, 1e-5, coarse_correction=True) for _ in range(2))
+    assert np.array_equal(first[0], second[0]) and np.array_equal(first[1], second[1])
+    assert first[2:] == second[2:]
+
+
+def test_solve_without_the_steps_coarse_space_is_a_clear_error(grip):
+    _, _, contacts, system = grip
+    solver = SolverCOND(coarse_correction=True)
+    with pytest.raises(ModelError, match="coarse_correction needs the step's coarse space"):
+        solver.solve(system, contacts, DT)
+    _solve(grip, 1e-5, coarse_correction=True)  # prepare() then solve(): the space is used once
+    solver.prepare(*grip[:3])
+    solver.solve(system, contacts, DT)
+    with pytest.raises(ModelError, match="coarse_correction"):
+        solver.solve(system, contacts, DT)
