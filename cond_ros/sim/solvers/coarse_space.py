@@ -44,7 +44,7 @@ def coarse_basis(model: Model, state: State, pattern, vn_dof: np.ndarray, vn_siz
     virtual nodes (``ContactSet``).
     """
     n_o = model.dof_count
-    blocks = []  # (first row, rows, values (rows x columns)) of each column block on the original DOFs
+    blocks = []  # (rows, values (rows x columns)) of each column block on the original DOFs
     objects = model.particle_object
     for body in np.unique(objects[objects >= 0]):
         nodes = np.flatnonzero(objects == body)
