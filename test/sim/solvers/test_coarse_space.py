@@ -92,7 +92,7 @@ def test_the_correction_leaves_the_solution_unchanged_and_converges_in_fewer_ite
     """Both variants converge to the same v and forces, which satisfy (11) and (15); the plain V-FPI is
     run 100x tighter as the reference."""
     _, _, contacts, system = grip
-    v_ref, force_ref, plain_iterations, _ = _solve(grip, 1e-12)
+    v_ref, force_ref, _, _ = _solve(grip, 1e-12)
     v, force, iterations, residual = _solve(grip, 1e-10, coarse_correction=True)
     assert residual < 1e-10
     assert contacts.count and force_ref[:, 0].max() > 0.5  # the grip carries real forces
@@ -115,8 +115,7 @@ def test_solve_without_the_steps_coarse_space_is_a_clear_error(grip):
     solver = SolverCOND(coarse_correction=True)
     with pytest.raises(ModelError, match="coarse_correction needs the step's coarse space"):
         solver.solve(system, contacts, DT)
-    _solve(grip, 1e-5, coarse_correction=True)  # prepare() then solve(): the space is used once
-    solver.prepare(*grip[:3])
+    solver.prepare(*grip[:3])  # prepare() then solve(): the space serves that one solve
     solver.solve(system, contacts, DT)
     with pytest.raises(ModelError, match="coarse_correction"):
         solver.solve(system, contacts, DT)
