@@ -21,16 +21,19 @@ CHEBYSHEV_RESTART_DELAY = 3
 
 
 @kernel
+def _contact_velocity(m, dof_a, dof_b, frame, offset, v):
+    """u_m = J_c,m v + phi_m: contact m's relative velocity in its frame (n, t1, t2) [m/s]."""
+    rel = v[dof_a[m]:dof_a[m] + 3].copy()
+    if dof_b[m] >= 0:
+        rel -= v[dof_b[m]:dof_b[m] + 3]
+    return frame[m] @ rel + offset[m]
+
+
+@kernel
 def _solve_one(m, dof_a, dof_b, frame, friction, offset, gamma, projection, v, force):
     """lambda_m of Alg. 2 from the node velocities ``v`` (which exclude contact m's own force)."""
-    a = dof_a[m]
-    b = dof_b[m]
-    rel = v[a:a + 3].copy()
-    if b >= 0:
-        rel -= v[b:b + 3]
-    eta = frame[m] @ rel
-    lam_n, lam_t1, lam_t2 = project_cone(projection, -(eta[0] + offset[m, 0]) / gamma,
-                                         -(eta[1] + offset[m, 1]) / gamma, -(eta[2] + offset[m, 2]) / gamma,
+    u = _contact_velocity(m, dof_a, dof_b, frame, offset, v)
+    lam_n, lam_t1, lam_t2 = project_cone(projection, -u[0] / gamma, -u[1] / gamma, -u[2] / gamma,
                                          friction[m, 0], friction[m, 1])
     force[m, 0] = lam_n
     force[m, 1] = lam_t1
@@ -183,14 +186,12 @@ def coarse_correction(coarse, coarse_a, galerkin, coarse_b, dof_a, dof_b, frame,
         a = dof_a[m]
         b = dof_b[m]
         gamma = _gamma(m, dof_a, dof_b, w, regularization)
-        velocity = v_star[a:a + 3].copy()
         for e in range(3):
             rel[e] = coarse[a + e]
             if b >= 0:
                 rel[e] -= coarse[b + e]
-                velocity[e] -= v_star[b + e]
-        eta = frame[m] @ velocity
-        trial = np.hypot(eta[1] + offset[m, 1], eta[2] + offset[m, 2]) / gamma
+        u = _contact_velocity(m, dof_a, dof_b, frame, offset, v_star)
+        trial = np.hypot(u[1], u[2]) / gamma
         tangent_weight = 1.0 if trial <= 0.0 else min(1.0, np.hypot(force[m, 1], force[m, 2]) / trial)
         rows = frame[m] @ rel
         world_force = frame[m].T @ force[m]
@@ -312,8 +313,5 @@ def contact_velocities(dof_a, dof_b, frame, offset, v):
     """u_m = J_c,m v + phi_m in the contact frames, (m, 3)."""
     out = np.empty((dof_a.shape[0], 3))
     for m in range(dof_a.shape[0]):
-        rel = v[dof_a[m]:dof_a[m] + 3].copy()
-        if dof_b[m] >= 0:
-            rel -= v[dof_b[m]:dof_b[m] + 3]
-        out[m] = frame[m] @ rel + offset[m]
+        out[m] = _contact_velocity(m, dof_a, dof_b, frame, offset, v)
     return out
