@@ -166,11 +166,11 @@ def chebyshev_weight(iteration, chebyshev_start, rho, nu):
 
 @kernel
 def coarse_correction(coarse, coarse_a, galerkin, coarse_b, dof_a, dof_b, frame, offset, regularization, w, force,
-                      v_star, v_next):
+                      in_coarse, v_star, v_next):
     """The two-level correction of V-FPI (not in the paper), in place on the plain update ``v_next``.
 
-    v_next += P G^-1 P^T (b + J_c^T lambda - A v_next), with G = P^T A P plus each active contact's
-    surrogate stiffness (the response -J dv / Gamma of Alg. 2, Prop. 3): its normal row, and its
+    v_next += P G^-1 P^T (b + J_c^T lambda - A v_next), with G = P^T A P plus the surrogate stiffness (the
+    response -J dv / Gamma of Alg. 2, Prop. 3) of each contact in ``in_coarse``: its normal row, and its
     tangent rows scaled by |lambda_t| / |lambda_t trial| (1 while sticking, falling as it slides, so that
     G changes continuously across stick and slip). Without the contact rows the correction moves a
     body against its contacts and diverges. The correction vanishes at the fixed point, where
@@ -181,7 +181,7 @@ def coarse_correction(coarse, coarse_a, galerkin, coarse_b, dof_a, dof_b, frame,
     rhs = coarse_b.copy()
     rel = np.empty((3, k))
     for m in range(dof_a.shape[0]):
-        if force[m, 0] <= 0.0:
+        if not in_coarse[m]:
             continue
         a = dof_a[m]
         b = dof_b[m]
@@ -222,9 +222,12 @@ def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_jac, kv, 
     W is ``weights`` on the diagonal plus the dense blocks ``block_*`` (empty unless WEIGHTS_BLOCK,
     see ``weights.py``); the diagonal is also the source of the Barzilai-Borwein start step.
     ``coarse`` (n x k; k = 0 for none) is the coarse space of :func:`coarse_correction` with
-    ``coarse_a`` = A P, ``galerkin`` = P^T A P and ``coarse_b`` = P^T b; the correction is applied once
-    the set of contacts with lambda_n > 0 repeats (before that a contact just lost or gained would
-    make G wrong by its whole stiffness), and it restarts Chebyshev when theta stalls.
+    ``coarse_a`` = A P, ``galerkin`` = P^T A P and ``coarse_b`` = P^T b. G holds every contact that has
+    had lambda_n > 0 in this solve, and the correction is skipped in an iteration in which that set grows
+    (a contact just gained would make G wrong by its whole stiffness). A contact keeps its row after it
+    lets go: with the row dropped, a contact at the edge of its active set (fingers closed onto their
+    joint limit) was pushed in by the correction, out by the next, and V-FPI cycled for all 2000 iterations.
+    The correction restarts Chebyshev when theta stalls.
     Returns (iterations, final residual theta).
     """
     n = v.shape[0]
@@ -247,8 +250,7 @@ def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_jac, kv, 
     theta_prev = np.inf
     iterations = 0
     two_level = coarse.shape[1] > 0
-    active = np.zeros(force.shape[0], np.bool_)
-    active_prev = np.zeros(force.shape[0], np.bool_)
+    in_coarse = np.zeros(force.shape[0], np.bool_)
     theta_best = np.inf
     best_iteration = 0
     for it in range(max_iterations):
@@ -272,12 +274,14 @@ def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_jac, kv, 
                                  LOCAL_SWEEPS, w, v_star, v_next, force)
         v_plain[:] = v_next
         if two_level:
+            joined = False
             for m in range(force.shape[0]):
-                active[m] = force[m, 0] > 0.0
-            if it > 0 and np.array_equal(active, active_prev):
+                if force[m, 0] > 0.0 and not in_coarse[m]:
+                    in_coarse[m] = True
+                    joined = True
+            if it > 0 and not joined:
                 coarse_correction(coarse, coarse_a, galerkin, coarse_b, dof_a, dof_b, frame, offset, regularization,
-                                  w, force, v_star, v_next)
-            active_prev[:] = active
+                                  w, force, in_coarse, v_star, v_next)
         if chebyshev:  # Alg. 3 with under-relaxation
             nu = chebyshev_weight(it, chebyshev_start, rho, nu)
             for i in range(n):

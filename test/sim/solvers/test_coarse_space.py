@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from cond_ros.sim.contacts import build_contact_set
+from cond_ros.sim.contacts import SOURCE_JOINT_LIMIT, build_contact_set
 from cond_ros.sim.solvers.coarse_space import coarse_basis, coarse_operator
 from cond_ros.sim.solvers.cond import SolverCOND
 from cond_ros.sim.validate import ModelError
@@ -34,6 +34,34 @@ def grip():
     system = sim.solver.assemble(sim.model, sim.state, scene.script.control(sim.state.time), contacts, sim.dt)
     assert system.vn_count > 0 and np.any(contacts.collider >= 0)  # fingers (virtual nodes) and the table
     return sim.model, sim.state, contacts, system
+
+
+SLIP_STEPS = 155  # t = 1.55 s: the fingers have closed on nothing and the finger joint is at its limit
+
+
+@pytest.fixture(scope="module")
+def slip():
+    """The coarse 0.1 MPa ball slips out of a 4 N grip and the fingers close onto their joint limit.
+
+    Returns the scene's step stats, the steps with a joint-limit contact, and the last step's
+    (model, state, contacts, system).
+    """
+    ball = ball_stiffness_edit(0.1, 4)
+
+    def edit(data):
+        ball(data)
+        data["script"]["grip_force"] = 4.0
+
+    scene = edited_scene("soft_ball", edit)
+    sim = scene.simulator
+    stats, at_limit = [], []
+    for step in range(SLIP_STEPS):
+        stats.append(sim.step(scene.script.control(sim.state.time)))
+        if np.any(sim.contacts.source_kind == SOURCE_JOINT_LIMIT):
+            at_limit.append(step)
+    contacts = build_contact_set(sim.model, sim.pattern, sim.state, sim.dt)
+    system = sim.solver.assemble(sim.model, sim.state, scene.script.control(sim.state.time), contacts, sim.dt)
+    return stats, at_limit, (sim.model, sim.state, contacts, system)
 
 
 def _ball_rows(model):
@@ -119,3 +147,26 @@ def test_solve_without_the_steps_coarse_space_is_a_clear_error(grip):
     solver.solve(system, contacts, DT)
     with pytest.raises(ModelError, match="coarse_correction"):
         solver.solve(system, contacts, DT)
+
+
+def test_fingers_closing_onto_their_joint_limit_converge_every_step(slip):
+    """Regression: a contact at the edge of its active set. When G held only the contacts active in the
+    current iteration, the correction drove the finger joint past its limit, the next contact solve pushed
+    it back, and V-FPI cycled for all 2000 iterations on 5 of steps 147-154 (residual up to 0.53 m/s)."""
+    stats, at_limit, _ = slip
+    assert len(at_limit) >= 5, at_limit  # the scenario happened
+    unconverged = [(k, s.iterations, s.residual) for k, s in enumerate(stats) if not s.residual < 1e-5]
+    assert not unconverged
+    assert max(stats[k].iterations for k in at_limit) < 200
+
+
+def test_at_the_joint_limit_the_correction_leaves_the_solution_unchanged(slip):
+    _, _, problem = slip
+    _, _, contacts, system = problem
+    assert np.any(contacts.source_kind == SOURCE_JOINT_LIMIT)
+    v_ref, force_ref, _, _ = _solve(problem, 1e-12)
+    v, force, _, residual = _solve(problem, 1e-10, coarse_correction=True)
+    assert residual < 1e-10
+    np.testing.assert_allclose(force, force_ref, rtol=0, atol=1e-6 * np.abs(force_ref).max())
+    np.testing.assert_allclose(v, v_ref, rtol=0, atol=1e-8)
+    assert_signorini_coulomb(contacts, v, force)
