@@ -14,10 +14,6 @@ import pytest
 from cond_ros.tools.paper_benchmarks import bench_paper
 
 NOT_REPRODUCED = {
-    "III soft_ball: COND fewest iterations":
-        "COND iterates on the whole FEM ball (V-FPI with a diagonal W and the two-level correction: 30.25 "
-        "iterations at 1e-5 on the quick ball, 87 without the correction) while PGS/APGD iterate on 8 finger "
-        "contacts with A^-1 exact inside G (23 and 19.25)",
     "III soft_ball: COND lowest max penetration":
         "the finger contacts act through virtual nodes (k_v = 1e4): in a steady grip the link point lags its node "
         "by lambda / k_v in velocity, which penetration recovery balances at g = lambda dt / (theta beta k_v) = "
