@@ -165,8 +165,30 @@ def chebyshev_weight(iteration, chebyshev_start, rho, nu):
 
 
 @kernel
-def coarse_correction(coarse, coarse_a, galerkin, coarse_b, dof_a, dof_b, frame, offset, regularization, w, force,
-                      in_coarse, v_star, v_next):
+def contact_coarse_rows(coarse, dof_a, dof_b, frame):
+    """J_c,m P in contact m's frame, shape (m, 3, k): how each coarse column moves contact m (n, t1, t2).
+
+    Fixed within a solve, so :func:`coarse_correction` reads them instead of rebuilding them per iteration.
+    """
+    k = coarse.shape[1]
+    rows = np.zeros((dof_a.shape[0], 3, k))
+    for m in range(dof_a.shape[0]):
+        a = dof_a[m]
+        b = dof_b[m]
+        for e in range(3):
+            for c in range(3):
+                f = frame[m, e, c]
+                for j in range(k):
+                    rel = coarse[a + c, j]
+                    if b >= 0:
+                        rel -= coarse[b + c, j]
+                    rows[m, e, j] += f * rel
+    return rows
+
+
+@kernel
+def coarse_correction(coarse, coarse_a, galerkin, coarse_b, contact_rows, dof_a, dof_b, frame, offset,
+                      regularization, w, force, in_coarse, v_star, v_next):
     """The two-level correction of V-FPI (not in the paper), in place on the plain update ``v_next``.
 
     v_next += P G^-1 P^T (b + J_c^T lambda - A v_next), with G = P^T A P plus the surrogate stiffness (the
@@ -174,32 +196,40 @@ def coarse_correction(coarse, coarse_a, galerkin, coarse_b, dof_a, dof_b, frame,
     tangent rows scaled by |lambda_t| / |lambda_t trial| (1 while sticking, falling as it slides, so that
     G changes continuously across stick and slip). Without the contact rows the correction moves a
     body against its contacts and diverges. The correction vanishes at the fixed point, where
-    A v = b + J_c^T lambda, so the solution is unchanged.
+    A v = b + J_c^T lambda, so the solution is unchanged. ``contact_rows`` is
+    :func:`contact_coarse_rows`.
     """
     k = coarse.shape[1]
-    matrix = galerkin.copy()
+    matrix = np.zeros((k, k))
     rhs = coarse_b.copy()
-    rel = np.empty((3, k))
     for m in range(dof_a.shape[0]):
         if not in_coarse[m]:
             continue
-        a = dof_a[m]
-        b = dof_b[m]
         gamma = _gamma(m, dof_a, dof_b, w, regularization)
-        for e in range(3):
-            rel[e] = coarse[a + e]
-            if b >= 0:
-                rel[e] -= coarse[b + e]
-        u = _contact_velocity(m, dof_a, dof_b, frame, offset, v_star)
-        trial = np.hypot(u[1], u[2]) / gamma
+        trial_t1 = offset[m, 1]
+        trial_t2 = offset[m, 2]
+        for c in range(3):
+            rel = v_star[dof_a[m] + c]
+            if dof_b[m] >= 0:
+                rel -= v_star[dof_b[m] + c]
+            trial_t1 += frame[m, 1, c] * rel
+            trial_t2 += frame[m, 2, c] * rel
+        trial = np.hypot(trial_t1, trial_t2) / gamma
         tangent_weight = 1.0 if trial <= 0.0 else min(1.0, np.hypot(force[m, 1], force[m, 2]) / trial)
-        rows = frame[m] @ rel
-        world_force = frame[m].T @ force[m]
-        for j in range(k):
-            rhs[j] += rel[0, j] * world_force[0] + rel[1, j] * world_force[1] + rel[2, j] * world_force[2]
-            for i in range(k):
-                matrix[i, j] += (rows[0, i] * rows[0, j]
-                                 + tangent_weight * (rows[1, i] * rows[1, j] + rows[2, i] * rows[2, j])) / gamma
+        normal_stiffness = 1.0 / gamma
+        tangent_stiffness = tangent_weight / gamma
+        for i in range(k):
+            rhs[i] += (contact_rows[m, 0, i] * force[m, 0] + contact_rows[m, 1, i] * force[m, 1]
+                       + contact_rows[m, 2, i] * force[m, 2])
+            x0 = normal_stiffness * contact_rows[m, 0, i]
+            x1 = tangent_stiffness * contact_rows[m, 1, i]
+            x2 = tangent_stiffness * contact_rows[m, 2, i]
+            for j in range(i, k):  # upper triangle; G is symmetric
+                matrix[i, j] += x0 * contact_rows[m, 0, j] + x1 * contact_rows[m, 1, j] + x2 * contact_rows[m, 2, j]
+    for i in range(k):
+        for j in range(i):
+            matrix[i, j] = matrix[j, i]
+    matrix += galerkin
     for r in range(coarse_a.shape[0]):
         for j in range(k):
             rhs[j] -= coarse_a[r, j] * v_next[r]
@@ -251,6 +281,7 @@ def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_jac, kv, 
     iterations = 0
     two_level = coarse.shape[1] > 0
     in_coarse = np.zeros(force.shape[0], np.bool_)
+    contact_rows = contact_coarse_rows(coarse, dof_a, dof_b, frame)
     theta_best = np.inf
     best_iteration = 0
     for it in range(max_iterations):
@@ -280,8 +311,8 @@ def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_jac, kv, 
                     in_coarse[m] = True
                     joined = True
             if it > 0 and not joined:
-                coarse_correction(coarse, coarse_a, galerkin, coarse_b, dof_a, dof_b, frame, offset, regularization,
-                                  w, force, in_coarse, v_star, v_next)
+                coarse_correction(coarse, coarse_a, galerkin, coarse_b, contact_rows, dof_a, dof_b, frame, offset,
+                                  regularization, w, force, in_coarse, v_star, v_next)
         if chebyshev:  # Alg. 3 with under-relaxation
             nu = chebyshev_weight(it, chebyshev_start, rho, nu)
             for i in range(n):

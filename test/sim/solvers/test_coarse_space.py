@@ -12,6 +12,7 @@ import pytest
 
 from cond_ros.sim.contacts import SOURCE_JOINT_LIMIT, build_contact_set
 from cond_ros.sim.solvers.coarse_space import coarse_basis, coarse_operator
+from cond_ros.sim.solvers.cond_kernels import coarse_correction, contact_coarse_rows
 from cond_ros.sim.solvers.cond import SolverCOND
 from cond_ros.sim.validate import ModelError
 from cond_ros.tools.fem_benchmarks import ball_stiffness_edit
@@ -108,6 +109,54 @@ def test_virtual_nodes_follow_their_owners_so_coarse_motions_leave_the_kv_spring
     np.testing.assert_allclose(galerkin, basis.T @ reference, rtol=1e-12, atol=1e-12 * np.abs(galerkin).max())
     np.testing.assert_allclose(coarse_b, basis.T @ system.rhs(), rtol=1e-12)
     assert np.all(np.linalg.eigvalsh(galerkin) > 0.0)  # P has full column rank, A is positive definite
+
+
+def _contact_jacobian(contacts, size):
+    """J_c as a dense (3 m, n) matrix, row 3 m + e = frame_m[e] on side a minus side b."""
+    jac = np.zeros((3 * contacts.count, size))
+    for m, (a, b) in enumerate(zip(contacts.dof_a, contacts.dof_b)):
+        jac[3 * m:3 * m + 3, a:a + 3] += contacts.frame[m]
+        if b >= 0:
+            jac[3 * m:3 * m + 3, b:b + 3] -= contacts.frame[m]
+    return jac
+
+
+def test_the_correction_kernel_is_its_galerkin_solve_written_out_densely(grip):
+    """v_next + P G^-1 P^T (b + J^T lambda - A v_next), G = P^T A P + (J P)^T K (J P) with K the surrogate
+    stiffness of the contacts in G (docstring of ``coarse_correction``), built in numpy from a dense J_c:
+    a contact in G that let go (lambda = 0), one sticking, one sliding, and one outside G."""
+    _, _, contacts, system = grip
+    basis = coarse_basis(*grip[:2], contacts.pattern, contacts.vn_dof, contacts.vn_size, contacts.vn_jac)
+    a_basis, galerkin, coarse_b = coarse_operator(system, basis)
+    rng = np.random.default_rng(3)
+    count, size = contacts.count, system.size
+    assert count >= 3
+    w = rng.uniform(0.5, 1.5, size) * 1e-3
+    v_star, v_next = rng.normal(size=(2, size)) * 1e-2
+    jac = _contact_jacobian(contacts, size)
+    u = (jac @ v_star).reshape(-1, 3) + contacts.offset
+    gamma = w[contacts.dof_a] + np.where(contacts.dof_b >= 0, w[np.maximum(contacts.dof_b, 0)], 0.0)
+    trial = np.hypot(u[:, 1], u[:, 2]) / gamma
+    force = np.abs(rng.normal(size=(count, 3)))
+    force[0] = 0.0  # in G, let go
+    force[1, 1:] *= 3.0 * trial[1] / np.hypot(*force[1, 1:])  # sticks
+    force[2, 1:] *= 0.3 * trial[2] / np.hypot(*force[2, 1:])  # slides
+    in_coarse = np.ones(count, bool)
+    if count > 3:
+        in_coarse[-1] = False  # never pushed in this solve: outside G, lambda = 0
+        force[-1] = 0.0
+    tangent = np.minimum(1.0, np.hypot(force[:, 1], force[:, 2]) / trial)
+    stiffness = (in_coarse / gamma)[:, None] * np.column_stack([np.ones(count), tangent, tangent])
+    rows = jac @ basis
+    matrix = galerkin + rows.T @ (stiffness.reshape(-1, 1) * rows)
+    expected = v_next + basis @ np.linalg.solve(matrix, coarse_b + rows.T @ force.ravel() - a_basis.T @ v_next)
+
+    np.testing.assert_allclose(contact_coarse_rows(basis, contacts.dof_a, contacts.dof_b, contacts.frame),
+                               rows.reshape(count, 3, -1), rtol=0, atol=1e-12)
+    actual = v_next.copy()
+    coarse_correction(basis, a_basis, galerkin, coarse_b, rows.reshape(count, 3, -1), contacts.dof_a,
+                      contacts.dof_b, contacts.frame, contacts.offset, 0.0, w, force, in_coarse, v_star, actual)
+    np.testing.assert_allclose(actual, expected, rtol=0, atol=1e-9 * np.abs(expected - v_next).max())
 
 
 def _solve(grip, tolerance, **options):
