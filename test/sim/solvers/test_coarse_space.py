@@ -130,7 +130,7 @@ def test_the_correction_kernel_is_its_galerkin_solve_written_out_densely(grip):
     a_basis, galerkin, coarse_b = coarse_operator(system, basis)
     rng = np.random.default_rng(3)
     count, size = contacts.count, system.size
-    assert count >= 3
+    assert count >= 4
     w = rng.uniform(0.5, 1.5, size) * 1e-3
     v_star, v_next = rng.normal(size=(2, size)) * 1e-2
     jac = _contact_jacobian(contacts, size)
@@ -142,9 +142,8 @@ def test_the_correction_kernel_is_its_galerkin_solve_written_out_densely(grip):
     force[1, 1:] *= 3.0 * trial[1] / np.hypot(*force[1, 1:])  # sticks
     force[2, 1:] *= 0.3 * trial[2] / np.hypot(*force[2, 1:])  # slides
     in_coarse = np.ones(count, bool)
-    if count > 3:
-        in_coarse[-1] = False  # never pushed in this solve: outside G, lambda = 0
-        force[-1] = 0.0
+    in_coarse[-1] = False  # never pushed in this solve: outside G, lambda = 0
+    force[-1] = 0.0
     tangent = np.minimum(1.0, np.hypot(force[:, 1], force[:, 2]) / trial)
     stiffness = (in_coarse / gamma)[:, None] * np.column_stack([np.ones(count), tangent, tangent])
     rows = jac @ basis
