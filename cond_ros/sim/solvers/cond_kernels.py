@@ -206,15 +206,8 @@ def coarse_correction(coarse, coarse_a, galerkin, coarse_b, contact_rows, dof_a,
         if not in_coarse[m]:
             continue
         gamma = _gamma(m, dof_a, dof_b, w, regularization)
-        trial_t1 = offset[m, 1]
-        trial_t2 = offset[m, 2]
-        for c in range(3):
-            rel = v_star[dof_a[m] + c]
-            if dof_b[m] >= 0:
-                rel -= v_star[dof_b[m] + c]
-            trial_t1 += frame[m, 1, c] * rel
-            trial_t2 += frame[m, 2, c] * rel
-        trial = np.hypot(trial_t1, trial_t2) / gamma
+        u = _contact_velocity(m, dof_a, dof_b, frame, offset, v_star)
+        trial = np.hypot(u[1], u[2]) / gamma
         tangent_weight = 1.0 if trial <= 0.0 else min(1.0, np.hypot(force[m, 1], force[m, 2]) / trial)
         normal_stiffness = 1.0 / gamma
         tangent_stiffness = tangent_weight / gamma
