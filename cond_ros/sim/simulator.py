@@ -13,12 +13,10 @@ import numpy as np
 from .contacts import ContactSet, build_contact_set
 from .dynamics import build_pattern
 from .model import Control, Model, State
-from .solvers import SolverBase, StepStats, make_solver
+from .solvers import SimulationError, SolverBase, StepStats, make_solver
 from .validate import ModelError, finite_array, positive
 
-
-class SimulationError(RuntimeError):
-    """The simulation produced non-finite values (a blow-up); the previous state is kept."""
+__all__ = ["SimulationError", "Simulator"]
 
 
 class Simulator:

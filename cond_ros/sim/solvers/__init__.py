@@ -1,5 +1,5 @@
 """Contact solvers, one interface (:class:`SolverBase`), picked by name from :data:`SOLVERS`."""
-from .base import SolverBase, StepStats
+from .base import SimulationError, SolverBase, StepStats
 from .apgd import SolverAPGD
 from .bisection import SolverBisection
 from .compliant import SolverCompliant
@@ -29,5 +29,5 @@ def make_solver(name: str, **options) -> SolverBase:
     return SOLVERS[name](**options)
 
 
-__all__ = ["SOLVERS", "SolverAPGD", "SolverBase", "SolverBisection", "SolverCOND", "SolverCompliant", "SolverNewton",
+__all__ = ["SOLVERS", "SimulationError", "SolverAPGD", "SolverBase", "SolverBisection", "SolverCOND", "SolverCompliant", "SolverNewton",
            "SolverPGS", "SolverPenalty", "SolverPrimalNewton", "StepStats", "make_solver"]

@@ -17,6 +17,10 @@ from ..integrate import advance_state
 from ..model import Control, Model, State
 
 
+class SimulationError(RuntimeError):
+    """The step blew up (non-finite values, or a solver iteration that diverged); the previous state is kept."""
+
+
 @dataclasses.dataclass
 class StepStats:
     """What one step cost and how well it converged.

@@ -10,7 +10,7 @@ import numpy as np
 from ..contacts import ContactSet, contact_keys, forces_to_world
 from ..dynamics import LinearSystem, virtual_node_jacobian
 from ..validate import ModelError, non_negative, positive, scalar
-from .base import SolverBase
+from .base import SimulationError, SolverBase
 from .coarse_space import coarse_basis, coarse_operator
 from .cond_kernels import contact_velocities, owner_force_warm_start, velocity_fixed_point
 from .friction_cone import PROJECTION_PROXIMAL, PROJECTION_STRICT, project_cone
@@ -60,7 +60,9 @@ class SolverCOND(SolverBase):
             rigid body's and robot's DOFs) that accounts for the active contacts (``coarse_correction``
             in ``cond_kernels.py``). Not in the paper: V-FPI's diagonal W corrects those smooth motions
             of stiff FEM bodies only slowly. The fixed point is unchanged. Needs :meth:`step` (or
-            :meth:`prepare` before :meth:`solve`).
+            :meth:`prepare` before :meth:`solve`), and a fixed W ("frobenius" or "block").
+
+    Raises :class:`SimulationError` when the iteration diverges (a non-finite theta).
 
     Limitations:
         Anisotropic friction requires the strict projection. Convergence of the
@@ -77,6 +79,10 @@ class SolverCOND(SolverBase):
             raise ModelError(f"projection: expected one of {sorted(PROJECTIONS)}, got {projection!r}")
         if weights not in WEIGHTS:
             raise ModelError(f"weights: expected one of {sorted(WEIGHTS)}, got {weights!r}")
+        if coarse_correction and weights not in ("frobenius", "block"):
+            # G's contact rows are the surrogate stiffness 1 / Gamma of one W; a BB W changes every iteration,
+            # and on the soft-ball grip V-FPI then diverged (bb1) or stalled (bb, bb2) where plain BB converged
+            raise ModelError(f"coarse_correction: needs weights 'frobenius' or 'block' (a fixed W), got {weights!r}")
         self.projection = projection
         self.weights = weights
         self.frobenius_reuse_steps = int(scalar("frobenius_reuse_steps", frobenius_reuse_steps, low=1))
@@ -209,6 +215,9 @@ class SolverCOND(SolverBase):
             WEIGHTS[self.weights],
             self.chebyshev, self.chebyshev_start, self.under_relaxation, self.tolerance, self.max_iterations,
             *coarse, v, force)
+        if not residual < np.inf:
+            raise SimulationError(f"SolverCOND: V-FPI diverged (theta = {residual} at iteration {iterations}, "
+                                  f"weights={self.weights!r})")
         self._v_hat = v[:system.dof_count].copy()
         keys = contact_keys(contacts)
         order = np.argsort(keys, kind="stable")

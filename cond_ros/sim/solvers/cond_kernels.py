@@ -226,6 +226,10 @@ def coarse_correction(coarse, coarse_a, galerkin, coarse_b, contact_rows, dof_a,
     for r in range(coarse_a.shape[0]):
         for j in range(k):
             rhs[j] -= coarse_a[r, j] * v_next[r]
+    for i in range(k):
+        for j in range(k):
+            if not (abs(matrix[i, j]) < np.inf and abs(rhs[j]) < np.inf):
+                return  # a blown-up iterate, which np.linalg.solve would reject: theta stops the loop
     delta = np.linalg.solve(matrix, rhs)
     for r in range(coarse.shape[0]):
         acc = 0.0
@@ -251,6 +255,7 @@ def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_jac, kv, 
     lets go: with the row dropped, a contact at the edge of its active set (fingers closed onto their
     joint limit) was pushed in by the correction, out by the next, and V-FPI cycled for all 2000 iterations.
     The correction restarts Chebyshev when theta stalls.
+    A non-finite theta (the iteration diverged) stops the loop at once and is returned as the residual.
     Returns (iterations, final residual theta).
     """
     n = v.shape[0]
@@ -328,6 +333,8 @@ def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_jac, kv, 
         av_prev[:] = av
         augmented_matvec(indptr, indices, data, vn_dof, vn_size, vn_jac, kv, v, av)
         if theta < tolerance:
+            break
+        if not theta < np.inf:  # a non-finite iterate (a blow-up): stop early; v carries it to the caller
             break
     if theta >= tolerance:
         # Not converged within l_max: return the last plain update, which satisfies the contact

@@ -4,6 +4,7 @@ References: polynomial fields written out in numpy (the span), the scipy matrix 
 plain COND solve converged far past the test tolerance (the fixed point), and the Signorini-Coulomb
 conditions (11) and the dynamics (15) checked directly.
 """
+import dataclasses
 import pathlib
 import sys
 
@@ -13,6 +14,7 @@ import pytest
 from cond_ros.sim.contacts import SOURCE_JOINT_LIMIT, build_contact_set
 from cond_ros.sim.solvers.coarse_space import coarse_basis, coarse_operator
 from cond_ros.sim.solvers.cond_kernels import coarse_correction, contact_coarse_rows
+from cond_ros.sim.simulator import SimulationError
 from cond_ros.sim.solvers.cond import SolverCOND
 from cond_ros.sim.validate import ModelError
 from cond_ros.tools.fem_benchmarks import ball_stiffness_edit
@@ -156,6 +158,53 @@ def test_the_correction_kernel_is_its_galerkin_solve_written_out_densely(grip):
     coarse_correction(basis, a_basis, galerkin, coarse_b, rows.reshape(count, 3, -1), contacts.dof_a,
                       contacts.dof_b, contacts.frame, contacts.offset, 0.0, w, force, in_coarse, v_star, actual)
     np.testing.assert_allclose(actual, expected, rtol=0, atol=1e-9 * np.abs(expected - v_next).max())
+
+
+def test_the_correction_skips_a_blown_up_iterate(grip):
+    """A non-finite v_next gets no correction (np.linalg.solve would raise LinAlgError on it): it is left as
+    it is, for velocity_fixed_point's theta to stop the iteration."""
+    _, _, contacts, system = grip
+    basis = coarse_basis(*grip[:2], contacts.pattern, contacts.vn_dof, contacts.vn_size, contacts.vn_jac)
+    a_basis, galerkin, coarse_b = coarse_operator(system, basis)
+    rows = contact_coarse_rows(basis, contacts.dof_a, contacts.dof_b, contacts.frame)
+    force = np.ones((contacts.count, 3))
+    for bad in (np.inf, np.nan):
+        v_next = np.zeros(system.size)
+        v_next[0] = bad
+        actual = v_next.copy()
+        coarse_correction(basis, a_basis, galerkin, coarse_b, rows, contacts.dof_a, contacts.dof_b, contacts.frame,
+                          contacts.offset, 0.0, np.full(system.size, 1e-3), force, np.ones(contacts.count, bool),
+                          np.zeros(system.size), actual)
+        np.testing.assert_array_equal(actual, v_next)
+
+
+def test_a_diverged_two_level_step_is_a_simulation_error_and_keeps_the_state():
+    """A 1e308 N push on one ball node overflows theta in the first iteration: SimulationError naming the
+    solver (it used to escape as numpy's LinAlgError from the coarse solve), the state is kept, and the
+    next step with a sane control runs."""
+    scene = edited_scene("soft_ball", ball_stiffness_edit(10.0, 4))
+    sim = scene.simulator
+    control = scene.script.control(sim.state.time)
+    push = np.zeros_like(control.particle_force)
+    push[0, 2] = 1e308
+    before = sim.state
+    with pytest.raises(SimulationError, match="SolverCOND: V-FPI diverged"):
+        sim.step(dataclasses.replace(control, particle_force=push))
+    assert sim.state is before
+    stats = sim.step(control)
+    assert stats.residual < sim.solver.tolerance and np.all(np.isfinite(sim.state.particle_q))
+
+
+@pytest.mark.parametrize("weights", ["bb1", "bb2", "bb"])
+def test_the_correction_needs_a_fixed_w(weights):
+    """G's contact rows are 1 / Gamma of one W; with a Barzilai-Borwein W (new every iteration) V-FPI
+    diverged or stalled on the grip, so the combination is refused, from the scene file too."""
+    with pytest.raises(ModelError, match="coarse_correction: needs weights 'frobenius' or 'block'"):
+        SolverCOND(weights=weights, coarse_correction=True)
+    with pytest.raises(ModelError, match="coarse_correction"):
+        edited_scene("soft_ball", ball_stiffness_edit(None, 4, solver={"weights": weights}))
+    SolverCOND(weights=weights)
+    SolverCOND(weights="block", coarse_correction=True)
 
 
 def _solve(grip, tolerance, **options):
