@@ -126,7 +126,7 @@ class JointWrenchProbe:
                         couples.append(torque[k, x])
         forces, points = np.array(forces), np.array(points)
         force_ext = forces.sum(axis=0)
-        # one cross product per sum (np.cross costs ~10 us a call, most of the sensor's time per step)
+        # one cross product per sum, as in _momentum
         torque_ext = np.cross(points, forces).sum(axis=0) + np.sum(couples, axis=0)
         mass_moment = np.zeros(3)  # sum of m_i com_i: gravity's torque about the origin is its cross g
         for link in self.links:

@@ -29,5 +29,5 @@ def make_solver(name: str, **options) -> SolverBase:
     return SOLVERS[name](**options)
 
 
-__all__ = ["SOLVERS", "SimulationError", "SolverAPGD", "SolverBase", "SolverBisection", "SolverCOND", "SolverCompliant", "SolverNewton",
-           "SolverPGS", "SolverPenalty", "SolverPrimalNewton", "StepStats", "make_solver"]
+__all__ = ["SOLVERS", "SimulationError", "SolverAPGD", "SolverBase", "SolverBisection", "SolverCOND", "SolverCompliant",
+           "SolverNewton", "SolverPGS", "SolverPenalty", "SolverPrimalNewton", "StepStats", "make_solver"]

@@ -226,10 +226,12 @@ def coarse_correction(coarse, coarse_a, galerkin, coarse_b, contact_rows, dof_a,
     for r in range(coarse_a.shape[0]):
         for j in range(k):
             rhs[j] -= coarse_a[r, j] * v_next[r]
-    for i in range(k):
+    for i in range(k):  # a blown-up iterate, which np.linalg.solve rejects: no correction, theta stops the loop
+        if not abs(rhs[i]) < np.inf:
+            return
         for j in range(k):
-            if not (abs(matrix[i, j]) < np.inf and abs(rhs[j]) < np.inf):
-                return  # a blown-up iterate, which np.linalg.solve would reject: theta stops the loop
+            if not abs(matrix[i, j]) < np.inf:
+                return
     delta = np.linalg.solve(matrix, rhs)
     for r in range(coarse.shape[0]):
         acc = 0.0
@@ -334,7 +336,7 @@ def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_jac, kv, 
         augmented_matvec(indptr, indices, data, vn_dof, vn_size, vn_jac, kv, v, av)
         if theta < tolerance:
             break
-        if not theta < np.inf:  # a non-finite iterate (a blow-up): stop early; v carries it to the caller
+        if not theta < np.inf:  # a non-finite iterate: stop (SolverCOND.solve raises SimulationError)
             break
     if theta >= tolerance:
         # Not converged within l_max: return the last plain update, which satisfies the contact
