@@ -11,10 +11,10 @@ import sys
 import numpy as np
 import pytest
 
+from cond_ros.sim import SimulationError
 from cond_ros.sim.contacts import SOURCE_JOINT_LIMIT, build_contact_set
 from cond_ros.sim.solvers.coarse_space import coarse_basis, coarse_operator
 from cond_ros.sim.solvers.cond_kernels import coarse_correction, contact_coarse_rows
-from cond_ros.sim.simulator import SimulationError
 from cond_ros.sim.solvers.cond import SolverCOND
 from cond_ros.sim.validate import ModelError
 from cond_ros.tools.fem_benchmarks import ball_stiffness_edit
@@ -68,6 +68,12 @@ def slip():
     return stats, at_limit, (sim.model, sim.state, contacts, system)
 
 
+def _grip_basis(grip):
+    """The coarse space P of the grip fixture's step."""
+    model, state, contacts, _ = grip
+    return coarse_basis(model, state, contacts.pattern, contacts.vn_dof, contacts.vn_size, contacts.vn_jac)
+
+
 def _ball_rows(model):
     nodes = np.flatnonzero(model.particle_object == 0)
     return nodes, (3 * nodes[:, None] + np.arange(3)).ravel()
@@ -75,7 +81,7 @@ def _ball_rows(model):
 
 def test_basis_spans_the_quadratic_fields_of_the_ball_and_every_robot_joint(grip):
     model, state, contacts, system = grip
-    basis = coarse_basis(model, state, contacts.pattern, contacts.vn_dof, contacts.vn_size, contacts.vn_jac)
+    basis = _grip_basis(grip)
     nodes, rows = _ball_rows(model)
     robot_dofs = model.robot_dof_count
     assert basis.shape == (system.size, 30 + robot_dofs)
@@ -103,7 +109,7 @@ def test_basis_spans_the_quadratic_fields_of_the_ball_and_every_robot_joint(grip
 def test_virtual_nodes_follow_their_owners_so_coarse_motions_leave_the_kv_springs_unstretched(grip):
     """The rows of A P on the virtual nodes are k_v (P_v - J_v P_owner) = 0 (eq. 15)."""
     model, state, contacts, system = grip
-    basis = coarse_basis(model, state, contacts.pattern, contacts.vn_dof, contacts.vn_size, contacts.vn_jac)
+    basis = _grip_basis(grip)
     a_basis, galerkin, coarse_b = coarse_operator(system, basis)
     reference = system.matrix() @ basis
     np.testing.assert_allclose(a_basis, reference, rtol=0, atol=1e-12 * np.abs(reference).max())
@@ -128,7 +134,7 @@ def test_the_correction_kernel_is_its_galerkin_solve_written_out_densely(grip):
     stiffness of the contacts in G (docstring of ``coarse_correction``), built in numpy from a dense J_c:
     a contact in G that let go (lambda = 0), one sticking, one sliding, and one outside G."""
     _, _, contacts, system = grip
-    basis = coarse_basis(*grip[:2], contacts.pattern, contacts.vn_dof, contacts.vn_size, contacts.vn_jac)
+    basis = _grip_basis(grip)
     a_basis, galerkin, coarse_b = coarse_operator(system, basis)
     rng = np.random.default_rng(3)
     count, size = contacts.count, system.size
@@ -164,7 +170,7 @@ def test_the_correction_skips_a_blown_up_iterate(grip):
     """A non-finite v_next gets no correction (np.linalg.solve would raise LinAlgError on it): it is left as
     it is, for velocity_fixed_point's theta to stop the iteration."""
     _, _, contacts, system = grip
-    basis = coarse_basis(*grip[:2], contacts.pattern, contacts.vn_dof, contacts.vn_size, contacts.vn_jac)
+    basis = _grip_basis(grip)
     a_basis, galerkin, coarse_b = coarse_operator(system, basis)
     rows = contact_coarse_rows(basis, contacts.dof_a, contacts.dof_b, contacts.frame)
     force = np.ones((contacts.count, 3))
