@@ -76,17 +76,22 @@ class JointWrenchProbe:
         self.group = model.robot_group(robot)
         self.lo, self.hi = model.robot_dof_offset[robot], model.robot_dof_offset[robot + 1]
 
-    def _momentum(self, kin: ArticulationKinematics, qd: np.ndarray):
-        """Linear momentum and angular momentum about the world origin of the subtree."""
+    def _link_coms(self, kin: ArticulationKinematics) -> np.ndarray:
+        """World centres of mass of the subtree's links, (links, 3)."""
         art = kin.art
-        coms, momenta = np.empty((len(self.links), 3)), np.empty((len(self.links), 3))
+        return np.array([kin.link_pose[link][:3, :3] @ art.link_com[link] + kin.link_pose[link][:3, 3]
+                         for link in self.links])
+
+    def _momentum(self, kin: ArticulationKinematics, coms: np.ndarray, qd: np.ndarray):
+        """Linear momentum and angular momentum about the world origin of the subtree (``coms``: _link_coms)."""
+        art = kin.art
+        momenta = np.empty((len(self.links), 3))
         spin = np.zeros(3)
         for i, link in enumerate(self.links):
-            pose = kin.link_pose[link]
-            coms[i] = pose[:3, :3] @ art.link_com[link] + pose[:3, 3]
+            rotation = kin.link_pose[link][:3, :3]
             jac = kin.jacobian(link, coms[i])
             momenta[i] = art.link_mass[link] * (jac[:3] @ qd)
-            spin += pose[:3, :3] @ art.link_inertia[link] @ pose[:3, :3].T @ (jac[3:] @ qd)
+            spin += rotation @ art.link_inertia[link] @ rotation.T @ (jac[3:] @ qd)
         # one cross product for all links: np.cross costs ~10 us a call, the sensor's main cost per step
         return momenta.sum(axis=0), np.cross(coms, momenta).sum(axis=0) + spin
 
@@ -128,14 +133,12 @@ class JointWrenchProbe:
         force_ext = forces.sum(axis=0)
         # one cross product per sum, as in _momentum
         torque_ext = np.cross(points, forces).sum(axis=0) + np.sum(couples, axis=0)
-        mass_moment = np.zeros(3)  # sum of m_i com_i: gravity's torque about the origin is its cross g
-        for link in self.links:
-            pose = kin0.link_pose[link]
-            mass_moment += art.link_mass[link] * (pose[:3, :3] @ art.link_com[link] + pose[:3, 3])
-        gravity_force = art.link_mass[self.links].sum() * model.gravity
-        gravity_torque = np.cross(mass_moment, model.gravity)
-        p0, h0 = self._momentum(kin0, state_start.robot_qd[self.lo:self.hi])
-        p1, h1 = self._momentum(kin1, state_end.robot_qd[self.lo:self.hi])
+        coms0 = self._link_coms(kin0)
+        masses = art.link_mass[self.links]
+        gravity_force = masses.sum() * model.gravity
+        gravity_torque = np.cross(masses @ coms0, model.gravity)  # sum of com_i x m_i g
+        p0, h0 = self._momentum(kin0, coms0, state_start.robot_qd[self.lo:self.hi])
+        p1, h1 = self._momentum(kin1, self._link_coms(kin1), state_end.robot_qd[self.lo:self.hi])
         force = (p1 - p0) / dt - force_ext - gravity_force
         torque = (h1 - h0) / dt - torque_ext - gravity_torque
         # about the origin -> about point: tau - point x f, for both wrenches in one call
