@@ -4,6 +4,7 @@
     cond-ros bench NAME [--json] [--quick] [--out FILE]
     cond-ros launch NAME [--scene S] [--real-time-factor R] [--lockstep] [--use-sim-time true|false]
     cond-ros scenes
+    cond-ros compile [SCENE ...]
     cond-ros record SCENE --out BAG [--duration S] [--storage mcap|sqlite3]
     cond-ros replay BAG --scene SCENE --out BAG [--drive auto|commands|joint_states] [--duration S]
     cond-ros compare REAL SIM --real-topic T [--sim-topic T] [--lag none|auto|S] [--tare [S]] [--window S]
@@ -25,8 +26,8 @@ def _unknown(command: str, what: str, name: str, registry) -> bool:
 
 
 def _cmd_scenes(args) -> int:
-    from .tools.scenes import SCENES
-    for name in sorted(SCENES):
+    from .tools.scenes import scene_names
+    for name in scene_names():
         print(name)
     return 0
 
@@ -79,8 +80,8 @@ def _cmd_bench(args) -> int:
 def _cmd_run(args) -> int:
     from .sim import ModelError, SimulationError
     from .tools.runner import format_summary, run_scene
-    from .tools.scenes import SCENES, load_named_scene
-    if args.scene_file is None and _unknown("run", "scene", args.scene, SCENES):
+    from .tools.scenes import load_named_scene, scene_names
+    if args.scene_file is None and _unknown("run", "scene", args.scene, scene_names()):
         return 2
     if not args.headless:
         print("cond-ros run: only --headless is available until the ROS node exists (issue 6)", file=sys.stderr)
@@ -124,6 +125,37 @@ def _cmd_launch(args) -> int:
     except ValueError as exc:
         print(f"cond-ros launch: {exc}", file=sys.stderr)
         return 2
+
+
+COMPILE_DEFAULT_SCENES = ("panda_cable_small",)  # the launch's kernels: panda_cable differs in cable length only
+
+
+def _cmd_compile(args) -> int:
+    """Fill the numba cache with the kernels of the node's step on each scene, and say where and how long."""
+    import time
+
+    from .ros.config import ConfigError, validate_config
+    from .ros.sim_setup import build_scene, warm_up
+    from .sim import ModelError, SimulationError, jit
+    try:
+        configs = [validate_config(dict(scene=name)) for name in args.scenes or COMPILE_DEFAULT_SCENES]
+        scenes = [(config.scene, build_scene(config, script=False)) for config in configs]
+    except ConfigError as exc:
+        print(f"cond-ros compile: {exc}", file=sys.stderr)
+        return 2
+    where = jit.CACHE_DIR or "__pycache__ beside the sources in " + jit.PACKAGE_DIR
+    print(f"compiling the kernels of {', '.join(name for name, _ in scenes)} into {where}", flush=True)
+    total = time.perf_counter()
+    for name, scene in scenes:
+        start = time.perf_counter()
+        try:
+            warm_up(scene)
+        except (ModelError, SimulationError) as exc:
+            print(f"cond-ros compile: {name}: {exc}", file=sys.stderr)
+            return 1
+        print(f"  {name}: {time.perf_counter() - start:.1f} s", flush=True)
+    print(f"compiled in {time.perf_counter() - total:.1f} s; later starts load the cached kernels")
+    return 0
 
 
 def _sim_config(command: str, args):
@@ -333,6 +365,11 @@ def build_parser() -> argparse.ArgumentParser:
     launch.add_argument("--use-sim-time", default=None, help="true|false: the controller runs on /clock (default true)")
     launch.add_argument("--duration", type=float, default=None, help="stop after this many wall seconds")
     launch.set_defaults(func=_cmd_launch)
+    compile_ = sub.add_parser("compile", help="compile the numba kernels ahead of a launch (first start: ~30-100 s "
+                                              "on 2 cores; later starts load them from the cache)")
+    compile_.add_argument("scenes", nargs="*", help="scenes whose node step to compile (default: panda_cable_small, "
+                                                    "whose kernels panda_cable shares)")
+    compile_.set_defaults(func=_cmd_compile)
     scenes = sub.add_parser("scenes", help="list built-in scenes")
     scenes.set_defaults(func=_cmd_scenes)
     _add_bag_parsers(sub)

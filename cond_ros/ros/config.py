@@ -151,17 +151,21 @@ def check_parameter(name: str, value) -> str | None:
     return None
 
 
-def scene_path(scene: str, config_dir: str, built_in=()) -> str | None:
-    """The YAML file that ``scene`` names (None for a built-in scene); raises ConfigError if none."""
+def scene_path(scene: str, packaged: dict, built_in=()) -> str | None:
+    """The YAML file that ``scene`` names (None for a built-in scene); raises ConfigError if none.
+
+    ``scene`` is a YAML path, a built-in scene's name or a name of ``packaged`` (``{name: path}``, the
+    packaged scene files).
+    """
     if scene.endswith((".yaml", ".yml")) or os.sep in scene:
         if not os.path.isfile(scene):
             raise ConfigError(f"scene: no such file {scene!r}")
         return scene
     if scene in built_in:
         return None
-    path = os.path.join(config_dir, f"{scene}.yaml")
-    if not os.path.isfile(path):
-        names = sorted(set(built_in) | {f[:-5] for f in os.listdir(config_dir) if f.endswith(".yaml")})
+    path = packaged.get(scene)
+    if path is None or not os.path.isfile(path):
+        names = sorted(set(built_in) | set(packaged))
         raise ConfigError(f"scene: unknown scene {scene!r}; give a YAML path or one of {', '.join(names)}")
     return path
 

@@ -13,7 +13,9 @@ import yaml
 from ..sim import ModelError, Simulator
 from ..sim.scene import Scene
 from ..sim.sensors import SimulatedFTSensor
-from ..tools.scenes import BUILT_IN, CONFIG_DIR, load_named_scene
+from ..resources import ResourceError, scene_files
+from ..tools.scenes import BUILT_IN, load_named_scene
+from .commands import CommandState
 from .config import ConfigError, SimConfig, scene_path
 from .joint_names import JointNameMap, UnknownJointError, model_joint_names
 
@@ -40,18 +42,24 @@ def _sensor(model, sensor: SimulatedFTSensor, config: SimConfig) -> SimulatedFTS
     return SimulatedFTSensor(model, dataclasses.replace(sensor.spec, **changes), sensor.robot)
 
 
-def load_scene_parameter(scene: str) -> tuple[Scene, str | None]:
-    """The scene that a ``scene`` parameter names, and its YAML path (None for a built-in scene)."""
-    path = scene_path(scene, CONFIG_DIR, BUILT_IN)
+def load_scene_parameter(scene: str, *, script: bool = True) -> tuple[Scene, str | None]:
+    """The scene that a ``scene`` parameter names, and its YAML path (None for a built-in scene); with
+    ``script=False``, without its scripted motion."""
     try:
-        return load_named_scene(scene, path=path), path
+        packaged = scene_files()
+    except ResourceError as exc:
+        raise ConfigError(f"scene {scene!r}: {exc}") from None
+    path = scene_path(scene, packaged, BUILT_IN)
+    try:
+        return load_named_scene(scene, path=path, script=script), path
     except (ModelError, OSError, yaml.YAMLError) as exc:
         raise ConfigError(f"scene {scene!r}: {exc}") from None
 
 
-def build_scene(config: SimConfig) -> Scene:
-    """The scene of ``config.scene`` with dt, solver and sensor settings applied."""
-    scene, path = load_scene_parameter(config.scene)
+def build_scene(config: SimConfig, *, script: bool = True) -> Scene:
+    """The scene of ``config.scene`` with dt, solver and sensor settings applied (``script``: see
+    :func:`load_scene_parameter`)."""
+    scene, path = load_scene_parameter(config.scene, script=script)
     name, options = _scene_solver_options(path)
     if config.solver and config.solver != name:
         name, options = config.solver, {}
@@ -70,9 +78,13 @@ def build_scene(config: SimConfig) -> Scene:
 
 
 def warm_up(scene: Scene) -> None:
-    """Compile (or load the cached) kernels with one step, then start over; nothing of it stays."""
+    """Compile (or load the cached) kernels with the node's kind of step, then start over; nothing of it stays.
+
+    The step holds the start configuration with gravity compensation (the node's default), so the
+    kinematics of the command path compile too, not only the simulator's.
+    """
     sim = scene.simulator
-    sim.step()
+    sim.step(CommandState(sim.model).control(sim.state.time, sim.state.robot_q, gravity_compensation=True))
     for sensor in scene.sensors:
         sensor.update(sim.state.time, sim.previous_state, sim.state, sim.contacts, sim.dt)
         sensor.reset()

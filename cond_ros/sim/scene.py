@@ -24,11 +24,10 @@ from .model import Control, DampingPolicy, Model
 from .rod import Rod, RodMaterial, add_rod, clamp_rod_end
 from .sensors import BodyMount, SimulatedFTSensor, mount_body, spec_from_dict
 from .simulator import Simulator
-from .tool_trajectory import IKTrack, ToolTrajectory, packaged_file, track_with_ik
+from ..resources import packaged_file
+from .tool_trajectory import IKTrack, ToolTrajectory, track_with_ik
 from .urdf import load_urdf
 from .validate import ModelError
-
-PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 class _Spec:
@@ -155,8 +154,13 @@ class Scene(NamedTuple):
     mounts: list = []  # sensors.BodyMount: bodies held by a 6-axis F/T sensor
 
 
-def load_scene(path: str) -> Scene:
-    """Build a :class:`Scene` from a scene YAML file."""
+def load_scene(path: str, *, script: bool = True) -> Scene:
+    """Build a :class:`Scene` from a scene YAML file.
+
+    With ``script=False`` the scene has no scripted motion (``Scene.script`` is None); a recorded trajectory's
+    IK is then solved for its first row only, which is the robot's start configuration. The whole track
+    (5 500 rows of the winding, seconds of IK) is for those who play the script, not for the simulator.
+    """
     try:
         with open(path) as fh:
             data = yaml.safe_load(fh)
@@ -169,6 +173,7 @@ def load_scene(path: str) -> Scene:
     gravity = spec.vector("gravity", 3, [0.0, 0.0, -9.81])
     builder = ModelBuilder(gravity=gravity)
     robots = []
+    with_script = script
     script = spec.sub("script") if "script" in spec.data else None
     track = None
     for r in spec.items("robots"):
@@ -179,7 +184,7 @@ def load_scene(path: str) -> Scene:
         q = r.vector("q", n)
         name = str(r.get("name", f"robot{len(robots)}"))
         if script is not None and "trajectory" in script.data and script.get("robot", None) == name:
-            track = _track(script, art, q, path)
+            track = _track(script, art, q, path, whole=with_script)
             q = track.q[0].copy()  # start on the trajectory, so welds made at load time hold at rest
         builder.add_articulation(art, q=q, drive_stiffness=r.vector("drive_stiffness", n),
                                  drive_damping=r.vector("drive_damping", n), mu=r.number("mu", 0.5))
@@ -231,7 +236,9 @@ def load_scene(path: str) -> Scene:
     options = {k: v for k, v in solver.data.items() if k != "name"}
     simulator = Simulator(model, dt=spec.number("dt", 0.01), solver=solver.get("name", "cond"),
                           solver_options=options)
-    if track is not None:
+    if not with_script:
+        motion = None
+    elif track is not None:
         r = [name for name, _, _ in robots].index(script.get("robot"))
         motion = TrajectoryMotion(model, r, track, robots[r][1].link_index(script.get("tool_link")),
                                   bool(script.get("gravity_compensation", True)))
@@ -248,8 +255,9 @@ def _robot(spec: _Spec, key: str, robots: list, path: str) -> int:
     return names.index(name)
 
 
-def _track(script: _Spec, art, q0, path: str) -> IKTrack:
-    """IK of a recorded tool trajectory (``script.trajectory``, a csv path relative to the package)."""
+def _track(script: _Spec, art, q0, path: str, *, whole: bool = True) -> IKTrack:
+    """IK of a recorded tool trajectory (``script.trajectory``, a csv path relative to the package); of its
+    first row only unless ``whole``."""
     rel = script.get("trajectory")
     csv_path = rel if os.path.isabs(rel) else packaged_file(rel)
     try:
@@ -262,7 +270,9 @@ def _track(script: _Spec, art, q0, path: str) -> IKTrack:
         raise ModelError(f"{path}: script.fixed_joints: unknown joints {sorted(unknown)}")
     dofs = np.array([i for i, name in enumerate(art.dof_name) if name not in fixed], np.int64)
     kin = ArticulationKinematics(art)
-    return track_with_ik(ToolTrajectory.load(csv_path), kin, tool, q0, dofs)
+    traj = ToolTrajectory.load(csv_path)
+    # row 0 starts from q0 either way, so a stride past the end solves it exactly as the whole track does
+    return track_with_ik(traj, kin, tool, q0, dofs, stride=1 if whole else len(traj))
 
 
 def _robot_link_pose(spec: _Spec, robots: list, path: str):

@@ -21,6 +21,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation, Slerp
 from tqdm import tqdm
 
+from ..resources import packaged_file
 from .articulation import Articulation, ArticulationKinematics
 from .ik import rotation_error, solve_ik
 from .validate import ModelError, finite_array
@@ -29,7 +30,7 @@ COLUMNS = ("t", "px", "py", "pz", "r00", "r01", "r02", "r10", "r11", "r12", "r20
 ORTHONORMAL_TOLERANCE = 1e-4  # max |R R^T - I| accepted in a file (then re-orthonormalized)
 CONVERGED_POSITION_ERROR = 1e-4  # [m] a tracked row with a larger tool position error is a failure
 
-WINDING_CSV = os.path.join("config", "cable_winding_tool_trajectory.csv")  # relative to the package root
+WINDING_CSV = os.path.join("config", "cable_winding_tool_trajectory.csv")  # a packaged file (cond_ros.resources)
 WINDING_TOOL_LINK = "panda_tcp"
 WINDING_ARM_JOINTS = tuple(f"panda_joint{i}" for i in range(1, 8))
 # Start configuration for the winding trajectory's first pose (tool at (0.514, 0.197, 0.1005),
@@ -266,21 +267,6 @@ def track_with_ik(traj: ToolTrajectory, kinematics: ArticulationKinematics, tool
     time = traj.time[rows].copy()
     qd = np.gradient(qs, time, axis=0) if len(rows) > 1 else np.zeros_like(qs)
     return IKTrack(time, qs, qd, max_pos, max_rot)
-
-
-def packaged_file(relative: str) -> str:
-    """Path of a data file shipped with the package (``config/...``, ``urdf/...``).
-
-    Looked up in the source checkout (``PACKAGE_ROOT/relative``, also an editable install) and then
-    where ``setup.py``'s ``data_files`` put it: ``<prefix>/share/cond_ros/relative``, three levels
-    above ``site-packages`` (``<prefix>/lib/python3.X/site-packages``, for pip and colcon alike).
-    Returns the first existing path, else the source-checkout path (so the caller's error names it).
-    """
-    from .scene import PACKAGE_ROOT  # scene imports the simulator; keep this module light
-
-    candidates = [os.path.join(PACKAGE_ROOT, relative),
-                  os.path.normpath(os.path.join(PACKAGE_ROOT, "..", "..", "..", "share", "cond_ros", relative))]
-    return next((path for path in candidates if os.path.exists(path)), candidates[0])
 
 
 def default_winding_track(robot_articulation: Articulation, q0=None, *, stride: int = 1,

@@ -10,7 +10,8 @@ import numpy as np
 import yaml
 
 from ..sim import DampingPolicy, Model, ModelBuilder, Simulator, box_inertia, particle
-from ..sim.scene import PACKAGE_ROOT, Scene, load_scene
+from ..resources import packaged_file, scene_files
+from ..sim.scene import Scene, load_scene
 
 BOX_HALF = 0.1  # Sec. V-B: 0.2 m cube
 BOX_MASS = 0.5  # [kg]
@@ -62,25 +63,33 @@ def cloth(n: int, *, size=1.0, mass=0.5, stiffness=20.0, mu=0.4, sphere_radius=0
     return builder.finalize(contact_margin=2.0 * radius, damping_policy=DampingPolicy.GEOMETRIC)
 
 
-CONFIG_DIR = os.path.join(PACKAGE_ROOT, "config")
 BUILT_IN = {
     "box_sliding": (lambda: box_on_plane(), 1.0),
     "cloth_drape": (lambda: cloth(24), 3.0),
 }
-SCENES = sorted(set(BUILT_IN) | {f[:-5] for f in os.listdir(CONFIG_DIR) if f.endswith(".yaml")}
-                if os.path.isdir(CONFIG_DIR) else set(BUILT_IN))
 
 
-def load_named_scene(name: str, *, dt=None, solver=None, path=None) -> Scene:
+def scene_names() -> list:
+    """Every scene by name: the built-in ones and the packaged ``config/NAME.yaml`` files."""
+    return sorted(set(BUILT_IN) | set(scene_files()))
+
+
+def scene_file(name: str) -> str:
+    """The path of the packaged ``config/NAME.yaml`` (it may not exist; the loader's error names it)."""
+    return packaged_file(os.path.join("config", f"{name}.yaml"))
+
+
+def load_named_scene(name: str, *, dt=None, solver=None, path=None, script: bool = True) -> Scene:
     """The :class:`~cond_ros.sim.scene.Scene` of a built-in scene or ``config/NAME.yaml`` (or ``path``).
 
-    ``dt`` and ``solver`` override the scene's own when given.
+    ``dt`` and ``solver`` override the scene's own when given; ``script=False`` leaves out its scripted
+    motion (see :func:`~cond_ros.sim.scene.load_scene`).
     """
     if name in BUILT_IN and path is None:
         make, duration = BUILT_IN[name]
         return Scene(Simulator(make(), dt=0.01 if dt is None else dt, solver=solver or "cond"), None, duration, [],
                      [])
-    scene = load_scene(path or os.path.join(CONFIG_DIR, f"{name}.yaml"))
+    scene = load_scene(path or scene_file(name), script=script)
     if dt is not None or solver is not None:
         simulator = scene.simulator
         scene = scene._replace(simulator=Simulator(simulator.model, dt=simulator.dt if dt is None else dt,
@@ -92,7 +101,7 @@ def edited_scene(name: str, edit=None):
     """``config/NAME.yaml`` with ``edit(data)`` applied to its YAML first (None: as shipped)."""
     if edit is None:
         return load_named_scene(name)
-    with open(os.path.join(CONFIG_DIR, f"{name}.yaml")) as fh:
+    with open(scene_file(name)) as fh:
         data = yaml.safe_load(fh)
     edit(data)
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:

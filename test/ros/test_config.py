@@ -4,7 +4,8 @@ import os
 import pytest
 
 from cond_ros.ros.config import SOLVER_NAMES, PARAMETERS, ConfigError, check_parameter, scene_path, validate_config
-from cond_ros.tools.scenes import BUILT_IN, CONFIG_DIR
+from cond_ros.resources import config_dir, scene_files
+from cond_ros.tools.scenes import BUILT_IN
 
 
 def test_defaults_are_valid():
@@ -53,9 +54,10 @@ def test_solver_choices():
 
 def test_scene_path():
     """A scene is a built-in name, a config/NAME.yaml name, or a YAML path; anything else lists the choices."""
-    assert scene_path("box_sliding", CONFIG_DIR, BUILT_IN) is None
-    assert scene_path("panda_cable_small", CONFIG_DIR, BUILT_IN) == os.path.join(CONFIG_DIR, "panda_cable_small.yaml")
+    packaged = scene_files()
+    assert scene_path("box_sliding", packaged, BUILT_IN) is None
+    assert scene_path("panda_cable_small", packaged, BUILT_IN) == os.path.join(config_dir(), "panda_cable_small.yaml")
     with pytest.raises(ConfigError, match="panda_cable"):
-        scene_path("no_such_scene", CONFIG_DIR, BUILT_IN)
+        scene_path("no_such_scene", packaged, BUILT_IN)
     with pytest.raises(ConfigError, match="no such file"):
-        scene_path("/nowhere/scene.yaml", CONFIG_DIR, BUILT_IN)
+        scene_path("/nowhere/scene.yaml", packaged, BUILT_IN)

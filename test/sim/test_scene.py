@@ -96,3 +96,16 @@ def test_cable_scene_welds_the_cable_to_the_tool(tmp_path):
 def test_malformed_cable_or_sensor_names_the_key(tmp_path, old, new, message):
     with pytest.raises(ModelError, match=message):
         load_scene(write(tmp_path, CABLE.replace(old, new)))
+
+
+def test_scene_without_its_script_starts_where_the_script_does():
+    """``script=False`` (the sim node) solves only the trajectory's first row: the robot, cable and every
+    other body start bit-identical to the scene with its whole 5 500-row IK track, which starts on row 0."""
+    from cond_ros.resources import scene_files
+    whole = load_scene(scene_files()["panda_cable_small"])
+    start = load_scene(scene_files()["panda_cable_small"], script=False)
+    assert start.script is None and whole.script is not None
+    assert len(whole.script.track.q) > 5000
+    for name in ("robot_q", "robot_qd", "body_q", "body_quat", "body_qd", "particle_q", "particle_qd"):
+        assert np.array_equal(getattr(start.simulator.state, name), getattr(whole.simulator.state, name)), name
+    assert np.array_equal(start.simulator.state.robot_q[:7], whole.script.track.q[0][:7])

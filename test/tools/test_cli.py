@@ -112,3 +112,19 @@ def test_bench_panda_cable_names_an_unknown_solver(capsys):
 def test_bench_options_only_for_panda_cable(capsys):
     assert cli.main(["bench", "chebyshev", "--segments", "3"]) == 2
     assert "panda_cable only" in capsys.readouterr().err
+
+
+def test_compile_fills_the_cache_and_names_it(capsys):
+    """``cond-ros compile`` (the node's step on panda_cable_small) says where the kernels went and how long."""
+    from cond_ros.sim import jit
+    code, out = run_cli(capsys, "compile")
+    assert code == 0, out
+    assert (jit.CACHE_DIR or jit.PACKAGE_DIR) in out
+    assert "panda_cable_small:" in out and "compiled in" in out
+
+
+def test_compile_unknown_scene(capsys):
+    """An unknown scene stops ``cond-ros compile`` with code 2 before anything compiles."""
+    assert cli.main(["compile", "no_such_scene"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown scene 'no_such_scene'" in err and "panda_cable_small" in err

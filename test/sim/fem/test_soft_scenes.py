@@ -6,7 +6,7 @@ import yaml
 from cond_ros.sim import ModelError
 from cond_ros.sim.scene import load_scene
 from cond_ros.tools.fem_benchmarks import internal_force_norm
-from cond_ros.tools.scenes import CONFIG_DIR, load_named_scene
+from cond_ros.tools.scenes import load_named_scene, scene_file
 
 
 def run(scene, steps=None):
@@ -95,7 +95,7 @@ def test_soft_gripper_squeezes_the_cube_on_its_sensor_to_the_end():
 
 
 def write_scene(tmp_path, edit):
-    with open(f"{CONFIG_DIR}/soft_ball.yaml") as fh:
+    with open(scene_file("soft_ball")) as fh:
         data = yaml.safe_load(fh)
     data["soft_bodies"][0]["mesh"] = {"type": "sphere", "radius": 0.04, "cells": 4}
     edit(data["soft_bodies"][0])

@@ -9,7 +9,7 @@ from cond_ros.sim.builder import ModelBuilder, box_inertia
 from cond_ros.sim.scene import load_scene
 from cond_ros.sim.sensors import mount_body
 from cond_ros.sim.simulator import Simulator
-from cond_ros.tools.scenes import CONFIG_DIR
+from cond_ros.tools.scenes import scene_file
 
 MASS, HALF = 0.05, np.array([0.015, 0.02, 0.01])
 GAINS = dict(stiffness=[9.1e6, 9.1e6, 1.8e7], damping=0.0, rotation_stiffness=1.1e3, rotation_damping=0.0)
@@ -66,7 +66,7 @@ def test_an_applied_wrench_goes_through_the_sensor():
 
 
 def scene_with_mount(tmp_path, mount):
-    with open(f"{CONFIG_DIR}/soft_gripper.yaml") as fh:
+    with open(scene_file("soft_gripper")) as fh:
         data = yaml.safe_load(fh)
     data["soft_bodies"] = []
     data["bodies"][0]["mount"] = mount
