@@ -352,3 +352,18 @@ def test_mutable_global_check_flags_planted_array():
     names = global_names(_planted_reader.__code__)
     flagged = {g for g in names if g in _planted_reader.__globals__ and not immutable(_planted_reader.__globals__[g])}
     assert flagged == {"_PLANTED_TABLE"}
+
+
+def test_cache_dir_policy(tmp_path, monkeypatch):
+    """Kernels are cached beside a writable install; a NUMBA_CACHE_DIR the user set is left alone; the user
+    cache honours XDG_CACHE_HOME. (A read-only install, whose kernels go to the user cache, is tested end to
+    end in test/ros/test_install.py.)"""
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    (tmp_path / "sim").mkdir()
+    assert jit.cache_dir_for(str(tmp_path)) is None
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert jit.user_cache_dir() == str(tmp_path / "xdg" / "cond_ros" / "numba")
+    monkeypatch.setattr(jit.os, "access", lambda path, mode: False)  # root writes anywhere: stand in for a read-only dir
+    assert jit.cache_dir_for(str(tmp_path)) == jit.user_cache_dir()
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "mine"))
+    assert jit.cache_dir_for(str(tmp_path)) is None  # not writable, but the user chose

@@ -5,7 +5,10 @@ Every kernel in ``cond_ros.sim`` is decorated with :func:`kernel` (serial) or
 can check no module hard-codes its own (stumpy's ``check_fastmath`` idea).
 
 - ``cache=True``: the second start of a process loads machine code from
-  ``__pycache__`` instead of recompiling (seconds instead of a minute).
+  ``__pycache__`` instead of recompiling (seconds instead of a minute); where
+  the package directory is read-only, from :func:`user_cache_dir` instead.
+  Numba keys its cache by each source file's path and time stamp, so every
+  install location compiles once (``cond-ros compile`` does it ahead of time).
 - ``nogil=True``: rclpy callbacks keep running while a step is in a kernel.
 - ``fastmath=False``: reassociation would make results depend on the
   compiler's choices; lockstep replays need bit-identical outputs.
@@ -22,8 +25,37 @@ import os
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def user_cache_dir() -> str:
+    """``$XDG_CACHE_HOME/cond_ros/numba`` (default ``~/.cache/cond_ros/numba``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "cond_ros", "numba")
+
+
+def cache_dir_for(package_dir: str) -> str | None:
+    """Where the compiled kernels go: None (numba's ``__pycache__`` beside the sources) when the package
+    directory is writable, else :func:`user_cache_dir`, so a read-only install (a system prefix, a wheel
+    into a root-owned venv) still compiles only once. A ``NUMBA_CACHE_DIR`` the user set always wins."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return None
+    kernels = os.path.join(package_dir, "sim")
+    in_tree = (kernels, os.path.join(kernels, "__pycache__"))
+    return None if all(os.access(d, os.W_OK) for d in in_tree if os.path.exists(d)) else user_cache_dir()
+
+
+# numba reads NUMBA_CACHE_DIR when it is imported, and each kernel's cache locator reads config.CACHE_DIR
+# when the kernel is decorated: set both before any kernel module is imported (they all import this one).
+CACHE_DIR = cache_dir_for(PACKAGE_DIR)
+if CACHE_DIR is not None:
+    os.environ["NUMBA_CACHE_DIR"] = CACHE_DIR
+
 import numba  # noqa: E402
-import numpy as np
+import numpy as np  # noqa: E402
+
+if CACHE_DIR is not None:
+    numba.config.CACHE_DIR = CACHE_DIR  # numba may have been imported before us
 
 FLOAT = np.float64
 INDEX = np.int64
