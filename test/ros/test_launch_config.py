@@ -8,9 +8,9 @@ import pytest
 
 from cond_ros.ros.launch_config import PANDA_CABLE, parameter_values, parse_bool
 from cond_ros.ros.launcher import node_command, run_launch
-from cond_ros.sim.scene import PACKAGE_ROOT
+from cond_ros.resources import packaged_file
 
-LAUNCH_FILE = os.path.join(PACKAGE_ROOT, "launch", "panda_cable.launch.py")
+LAUNCH_FILE = packaged_file(os.path.join("launch", "panda_cable.launch.py"))
 
 
 def test_parameter_values():
@@ -48,30 +48,105 @@ def _load_launch_file():
 
 
 def test_launch_file_without_launch_ros(monkeypatch):
-    """Without launch_ros, importing the launch file says what is missing and what to run instead."""
+    """Without launch, importing the launch file says what is missing and what to run instead."""
     monkeypatch.setitem(sys.modules, "launch", None)
-    with pytest.raises(ImportError, match="cond-ros launch panda_cable"):
+    with pytest.raises(ImportError, match="needs the ROS 2 package launch .*cond-ros launch panda_cable"):
         _load_launch_file()
 
 
-def test_launch_file_structure(monkeypatch):
-    """With (stand-ins for) launch and launch_ros, the file declares the four arguments and both nodes."""
+def _module(tmp_path, name, source):
+    path = tmp_path.joinpath(*name.split(".")).with_suffix(".py")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(source)
+
+
+def test_launch_file_names_the_import_that_failed(tmp_path, monkeypatch):
+    """launch_ros installed but broken (on a distribution where composition_interfaces was missing): the
+    error names the module that is missing, not 'needs launch and launch_ros'."""
+    for name in ("launch", "launch.actions", "launch.event_handlers", "launch.substitutions"):
+        _module(tmp_path, name if "." in name else name + ".__init__", "")
+    _module(tmp_path, "launch_ros.__init__", "")
+    _module(tmp_path, "launch_ros.actions", "import composition_interfaces_not_here\n")
+    def ours():
+        return [m for m in sys.modules if m.split(".")[0] in ("launch", "launch_ros")]
+    for name in ours():
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        with pytest.raises(ImportError) as info:
+            _load_launch_file()
+    finally:
+        for name in ours():  # the stand-ins imported from tmp_path; monkeypatch restores the real ones
+            del sys.modules[name]
+    message = str(info.value)
+    assert "launch_ros is installed, but importing launch_ros.actions failed" in message
+    assert "composition_interfaces_not_here" in message and "needs the ROS 2 package" not in message
+
+
+def _stand_ins(monkeypatch):
+    """launch and launch_ros as recorders of the calls the launch file makes."""
     def record(kind):
         return lambda *args, **kwargs: (kind, args, kwargs)
     fakes = {"launch": dict(LaunchDescription=record("description")),
-             "launch.actions": dict(DeclareLaunchArgument=record("argument")),
+             "launch.actions": dict(DeclareLaunchArgument=record("argument"), RegisterEventHandler=record("handler"),
+                                    Shutdown=record("shutdown")),
+             "launch.event_handlers": dict(OnProcessExit=record("on_exit")),
              "launch.substitutions": dict(LaunchConfiguration=record("configuration")),
+             "launch_ros": dict(),
              "launch_ros.actions": dict(Node=record("node")),
              "launch_ros.parameter_descriptions": dict(ParameterValue=record("value"))}
     for name, attributes in fakes.items():
         monkeypatch.setitem(sys.modules, name, types.SimpleNamespace(**attributes))
-    monkeypatch.setitem(sys.modules, "launch_ros", types.SimpleNamespace())
-    kind, (actions,), _ = _load_launch_file().generate_launch_description()
+
+
+def test_launch_file_structure(monkeypatch):
+    """With stand-ins for launch and launch_ros, the file declares the four arguments, both nodes, and for each
+    node an exit handler that stops the launch."""
+    _stand_ins(monkeypatch)
+    module = _load_launch_file()
+    kind, (actions,), _ = module.generate_launch_description()
     assert kind == "description"
     arguments = [a[1][0] for a in actions if a[0] == "argument"]
     assert arguments == ["scene", "real_time_factor", "lockstep", "use_sim_time"]
-    nodes = {a[2]["executable"]: a[2] for a in actions if a[0] == "node"}
+    nodes = {a[2]["executable"]: a for a in actions if a[0] == "node"}
     assert set(nodes) == {"cond_sim", "cond_demo_controller"}
-    sim_parameters = nodes["cond_sim"]["parameters"][0]
+    sim_parameters = nodes["cond_sim"][2]["parameters"][0]
     assert set(sim_parameters) == {"scene", "real_time_factor", "lockstep"}
     assert sim_parameters["real_time_factor"][2]["value_type"] is float
+    handlers = [a[1][0][2] for a in actions if a[0] == "handler"]
+    assert sorted(h["target_action"][2]["executable"] for h in handlers) == ["cond_demo_controller", "cond_sim"]
+    assert all(h["on_exit"] is module.stop_launch for h in handlers)
+
+
+def test_a_node_exit_stops_the_launch(monkeypatch):
+    """An error exit raises (what makes LaunchService.run return 1, so ros2 launch exits non-zero); a clean
+    exit shuts the launch down; during a shutdown, nothing more happens."""
+    _stand_ins(monkeypatch)
+    stop = _load_launch_file().stop_launch
+    running, stopping = types.SimpleNamespace(is_shutdown=False), types.SimpleNamespace(is_shutdown=True)
+    with pytest.raises(RuntimeError, match="cond_sim-1 exited with code 2"):
+        stop(types.SimpleNamespace(process_name="cond_sim-1", returncode=2), running)
+    (action,) = stop(types.SimpleNamespace(process_name="cond_sim-1", returncode=0), running)
+    assert action[0] == "shutdown" and "cond_sim-1" in action[2]["reason"]
+    assert stop(types.SimpleNamespace(process_name="cond_sim-1", returncode=-2), stopping) is None
+
+
+def test_launch_description_with_launch_ros():
+    """With the real launch and launch_ros (a ROS 2 distribution): the description has an OnProcessExit handler
+    for each node, bound to stop_launch."""
+    if importlib.util.find_spec("launch_ros") is None:
+        pytest.skip("launch_ros is not importable here (no PyPI wheel; it comes with a ROS 2 distribution)")
+    from launch.actions import RegisterEventHandler
+    from launch_ros.actions import Node
+    module = _load_launch_file()
+    entities = module.generate_launch_description().entities
+    nodes = [e for e in entities if isinstance(e, Node)]
+    handlers = [e.event_handler for e in entities if isinstance(e, RegisterEventHandler)]
+    assert len(nodes) == 2 and len(handlers) == 2
+    for node in nodes:
+        assert any(h.matches(_exit_event(node)) for h in handlers), node.node_executable
+
+
+def _exit_event(action):
+    from launch.events.process import ProcessExited
+    return ProcessExited(action=action, name="x", cmd=["x"], cwd=None, env=None, pid=1, returncode=2)
