@@ -28,8 +28,9 @@ setup(
         "ros": ["ros-rclpy", "ros-rmw-fastrtps-cpp", "ros-std-msgs", "ros-std-srvs", "ros-sensor-msgs",
                 "ros-geometry-msgs", "ros-trajectory-msgs", "ros-rosgraph-msgs", "ros-visualization-msgs",
                 "ros-diagnostic-msgs"],
-        # independent references used only by tests: a conic solver, Pinocchio, the example-robot-data Panda
-        "test": ["pytest>=7", "clarabel>=0.7", "pin>=3", "example-robot-data>=4"],
+        # independent references used only by tests: a conic solver, Pinocchio, the example-robot-data Panda;
+        # colcon, to test the distribution's install path (a plain colcon build)
+        "test": ["pytest>=7", "clarabel>=0.7", "pin>=3", "example-robot-data>=4", "colcon-common-extensions>=0.3"],
     },
     zip_safe=False,
     maintainer="cond_ros developers",
