@@ -5,5 +5,6 @@ is plain Python, usable and tested without ROS: ``config`` (parameters), ``sim_s
 describe), ``commands`` (validation and the held command), ``joint_names`` (panda_/fer_ prefixes),
 ``stepping`` and ``pacing`` (when to step), ``outputs``, ``contact_wrenches`` and ``publication`` (what to
 publish on which topic, shared with the bag tools of ``cond_ros.bags``),
-``throttle`` (warnings), ``launch_config`` and ``launcher`` (``cond-ros launch``).
+``throttle`` (warnings), ``launch_config`` and ``launcher`` (``cond-ros launch``), ``lifetime`` (a launched
+node never outlives its launcher).
 """

@@ -2,8 +2,15 @@
 
 Each node of :data:`~cond_ros.ros.launch_config.LAUNCHES` runs as ``python -m MODULE --ros-args -r
 __node:=NAME -p PARAM:=VALUE ...``, with its output prefixed by its name. The launcher stops them all when
-one of them exits, on Ctrl-C, or after ``duration`` seconds: SIGINT first, SIGKILL to what is left after a
-grace period. The nodes stay in the launcher's process group, so killing that group stops everything.
+one of them exits, after ``duration`` seconds, or on SIGINT (Ctrl-C), SIGTERM or SIGHUP: SIGINT to each
+node (rclpy's clean shutdown), SIGKILL to what is left after :data:`GRACE_S`, so all are gone within 2 s.
+It exits with the first failing node's code (a node killed by signal N counts as 128 + N), else 0 after
+Ctrl-C or ``duration``, and 128 + N after SIGTERM or SIGHUP, as a process killed by that signal would.
+
+The nodes stay in the launcher's process group, so killing that group stops everything. A launcher that
+is itself killed (SIGKILL) cannot stop them: they see it go and stop within 2 s on their own
+(:mod:`~cond_ros.ros.lifetime`: the kernel's parent-death signal while a node starts, then a watch of its
+parent pid, which the launcher passes in ``COND_ROS_PARENT_PID``).
 """
 from __future__ import annotations
 
@@ -15,8 +22,11 @@ import threading
 import time
 
 from .launch_config import LAUNCHES, parameter_values
+from .lifetime import PARENT_PID_VARIABLE, parent_death_signal
 
-GRACE_S = 5.0  # [s] a node gets after SIGINT before it is killed
+GRACE_S = 1.5  # [s] a node gets after SIGINT before it is killed (a clean stop took 0.3-0.8 s on 2 busy cores)
+POLL_S = 0.05  # [s] between two looks at the nodes (and at a signal that arrived)
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def _ros_value(value) -> str:
@@ -37,6 +47,30 @@ def _forward(name: str, stream, out) -> None:
         out.flush()
 
 
+class _StopSignals:
+    """Records the first of :data:`STOP_SIGNALS` instead of dying or raising KeyboardInterrupt, so that
+    a signal can neither leave the nodes running nor interrupt their stopping. Python lets only the main
+    thread set handlers; a launch run from another thread leaves signals to the process's own handlers."""
+
+    def __init__(self):
+        self.received = None
+        self._previous = {}
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for sig in STOP_SIGNALS:
+                self._previous[sig] = signal.signal(sig, self._record)
+        return self
+
+    def _record(self, signum, frame) -> None:
+        if self.received is None:
+            self.received = signum
+
+    def __exit__(self, *exc) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+
 def _stop(processes) -> None:
     for proc in processes:
         if proc.poll() is None:
@@ -50,9 +84,21 @@ def _stop(processes) -> None:
             proc.wait()
 
 
+def _exit_code(received, codes) -> int:
+    """SIGTERM/SIGHUP: 128 + N; else the first failure (a node that died of signal N: 128 + N), else 0.
+    A node that died of SIGINT was stopped, not failing: Ctrl-C in a terminal reaches the nodes too."""
+    if received in (signal.SIGTERM, signal.SIGHUP):
+        return 128 + received
+    for code in codes:
+        if code not in (0, None, -signal.SIGINT):
+            return 128 - code if code < 0 else code
+    return 0
+
+
 def run_launch(name: str, overrides: dict, *, duration: float | None = None, out=sys.stdout) -> int:
-    """Run launch ``name`` with its arguments' defaults replaced by ``overrides``; the first non-zero exit
-    code of a node (0 when stopped by Ctrl-C or ``duration``). ValueError for a bad argument."""
+    """Run launch ``name`` with its arguments' defaults replaced by ``overrides`` until a node exits,
+    ``duration`` ends or a stop signal arrives; the exit code (module docstring). ValueError for a bad
+    argument."""
     spec = LAUNCHES[name]
     unknown = sorted(set(overrides) - set(spec.defaults()))
     if unknown:
@@ -61,18 +107,27 @@ def run_launch(name: str, overrides: dict, *, duration: float | None = None, out
     commands = [(node.name, node_command(node, arguments)) for node in spec.nodes]  # ValueError before starting
     env = dict(os.environ)
     env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")  # a simulation stays on this machine unless told
-    processes = []
-    try:
-        for node_name, command in commands:
-            proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-            processes.append(proc)
-            threading.Thread(target=_forward, args=(node_name, proc.stdout, out), daemon=True).start()
-        end = None if duration is None else time.monotonic() + duration
-        while all(p.poll() is None for p in processes) and (end is None or time.monotonic() < end):
-            time.sleep(0.1)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        _stop(processes)
-    codes = [p.returncode for p in processes]
-    return next((c for c in codes if c not in (0, -signal.SIGINT, None)), 0)
+    env[PARENT_PID_VARIABLE] = str(os.getpid())
+    processes, forwarders = [], []
+    with _StopSignals() as signals:
+        try:
+            # every node is started before any output thread: a preexec_fn is only safe to fork without threads
+            for node_name, command in commands:
+                if signals.received is not None:
+                    break
+                proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                        preexec_fn=parent_death_signal())
+                processes.append((node_name, proc))
+            for node_name, proc in processes:
+                forwarders.append(threading.Thread(target=_forward, args=(node_name, proc.stdout, out), daemon=True))
+                forwarders[-1].start()
+            end = None if duration is None else time.monotonic() + duration
+            while (signals.received is None and all(p.poll() is None for _, p in processes)
+                   and (end is None or time.monotonic() < end)):
+                time.sleep(POLL_S)
+        finally:
+            _stop([p for _, p in processes])
+        end_of_output = time.monotonic() + 0.5
+        for thread in forwarders:  # the nodes' last lines (their pipes end with them)
+            thread.join(timeout=max(0.0, end_of_output - time.monotonic()))
+    return _exit_code(signals.received, [p.returncode for _, p in processes])

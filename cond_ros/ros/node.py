@@ -11,6 +11,7 @@ MultiThreadedExecutor of the rclpy wheels starves timer-to-subscription traffic,
 """
 from __future__ import annotations
 
+import gc
 import sys
 import time
 
@@ -37,6 +38,7 @@ from . import messages
 from .commands import (FORWARD_TOPICS, JOINT_COMMAND_TOPIC, TRAJECTORY_TOPIC, CommandError, CommandState,
                        forward_targets, joint_state_targets, joint_trajectory)
 from .config import PARAMETERS, SPECS, ConfigError, check_parameter, validate_config
+from .lifetime import ignore_stop_signals, watch_parent
 from .outputs import cable_polyline, collider_shapes, link_frames, robot_kinematics
 from .pacing import Pacer
 from .publication import CLOCK_TOPIC, JOINT_STATES_TOPIC, StepOutputs, topic_token  # noqa: F401 (topic_token: API)
@@ -77,7 +79,7 @@ class SimNode(Node):
     def __init__(self, **kwargs):
         super().__init__(NODE_NAME, **kwargs)
         self.config = validate_config(self._declare_parameters())
-        self.scene = build_scene(self.config)
+        self.scene = build_scene(self.config, script=False)  # the controller plays the script, not the sim
         warm_up(self.scene)
         self.sim = self.scene.simulator
         model = self.sim.model
@@ -415,7 +417,11 @@ class _RecordedPublisher:
 
 def run_node(make_node, name: str, args=None, spin=None) -> int:
     """Init rclpy, build a node (a ConfigError is printed and gives exit code 2), spin it on a
-    SingleThreadedExecutor (``spin(node, executor)``, else ``executor.spin()``) until shutdown."""
+    SingleThreadedExecutor (``spin(node, executor)``, else ``executor.spin()``) until shutdown, destroy it.
+    Started by ``cond-ros launch``, the process also ends when the launcher does
+    (:func:`~cond_ros.ros.lifetime.watch_parent`)."""
+    watch_parent(name)  # before rclpy.init: building the node can take a minute of numba compilation
+    node = None
     try:
         with rclpy.init(args=args):
             try:
@@ -425,16 +431,30 @@ def run_node(make_node, name: str, args=None, spin=None) -> int:
                 return 2
             executor = SingleThreadedExecutor()
             executor.add_node(node)
-            if spin is not None:
-                spin(node, executor)
-            else:
-                try:
-                    executor.spin()
-                except Exception:  # a timer that publishes after a signal shut the context down
-                    if node.context.ok():
-                        raise
+            try:
+                if spin is not None:
+                    spin(node, executor)
+                else:
+                    try:
+                        executor.spin()
+                    except Exception:  # a timer that publishes after a signal shut the context down
+                        if node.context.ok():
+                            raise
+            finally:
+                ignore_stop_signals()
+                executor.shutdown()
+                # rclpy destroys its nodes on shutdown only when the context is still up, which a signal's
+                # shutdown is not; left to the garbage collector, the DDS participant would go with the exit
+                node.destroy_node()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    finally:
+        ignore_stop_signals()  # rclpy's shutdown put Python's own handlers back
+        if node is None:
+            gc.collect()  # a node interrupted while being built: its participant goes now, not with the exit
+        # the exit's collection of numba's objects took 0.7-2 s on 2 loaded cores (a launcher waits 1.5 s);
+        # nothing in them needs finalizing
+        gc.freeze()
     return 0
 
 

@@ -7,6 +7,9 @@
   a hard timeout whatever the test does, and by :meth:`NodeProcess.stop` (SIGINT, then SIGKILL).
 - :class:`Observer`: the test's own rclpy context and node on a SingleThreadedExecutor: records what the
   sim publishes, publishes commands, calls services; every wait has a timeout.
+- :func:`token_processes`: the live processes whose environment carries a test's :data:`TOKEN_VARIABLE`,
+  found through /proc, so that a test finds (and kills) its grandchildren even after they left its process
+  group's parent and were re-parented to init.
 """
 import collections
 import contextlib
@@ -22,6 +25,7 @@ import time
 SHM_PATTERNS = ("fastrtps_*", "fast_datasharing*", "sem.fastrtps_*", "fastdds_*", "sem.fastdds_*")
 HARD_TIMEOUT_S = 150.0  # no child process of a test lives longer than this
 DT_NS = 10_000_000  # the test scene's 10 ms step
+TOKEN_VARIABLE = "COND_ROS_TEST_TOKEN"
 _sessions = itertools.count()
 
 
@@ -52,7 +56,7 @@ def ros_session():
 class NodeProcess:
     """``python -m MODULE`` (or any argv after the interpreter) with ROS parameters, output to ``log_path``."""
 
-    def __init__(self, args, log_path, parameters=None, timeout=HARD_TIMEOUT_S):
+    def __init__(self, args, log_path, parameters=None, timeout=HARD_TIMEOUT_S, env=None):
         command = [sys.executable, *args]
         if parameters:
             command.append("--ros-args")
@@ -61,7 +65,8 @@ class NodeProcess:
                 command += ["-p", f"{name}:={text}"]
         self.log_path = str(log_path)
         self._log = open(self.log_path, "w")
-        self.proc = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.proc = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
+                                     env=None if env is None else dict(os.environ, **env))
         self._watchdog = threading.Timer(timeout, self.kill)
         self._watchdog.daemon = True
         self._watchdog.start()
@@ -94,6 +99,43 @@ class NodeProcess:
         self._signal_group(signal.SIGKILL)  # anything left in the group
         self._log.close()
         return self.proc.returncode
+
+
+def token_processes(token: str) -> list:
+    """The pids of the live (not zombie) processes that have ``TOKEN_VARIABLE=token`` in their environment."""
+    entry = f"{TOKEN_VARIABLE}={token}".encode()
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as fh:
+                if entry not in fh.read().split(b"\0"):
+                    continue
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                state = fh.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):  # gone meanwhile, or not ours to read
+            continue
+        if state != b"Z":
+            found.append(int(name))
+    return found
+
+
+def wait_until_gone(token: str, timeout: float) -> tuple:
+    """Poll until no process carries ``token``; (seconds waited, pids still there at the timeout)."""
+    start = time.monotonic()
+    while True:
+        left = token_processes(token)
+        waited = time.monotonic() - start
+        if not left or waited > timeout:
+            return waited, left
+        time.sleep(0.02)
+
+
+def kill_token_processes(token: str) -> None:
+    for pid in token_processes(token):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def start_sim(tmp_path, name="cond_sim", **parameters) -> NodeProcess:

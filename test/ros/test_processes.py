@@ -39,7 +39,8 @@ def test_launch_runs_the_winding_demo(tmp_path):
         observer = None
         try:
             observer = Observer(domain)
-            assert observer.spin_until(lambda: len(observer.messages["joint_states"]) > 10, 60), launcher.log()
+            # 90 s: the nodes' first start in a fresh clone compiles the kernels
+            assert observer.spin_until(lambda: len(observer.messages["joint_states"]) > 10, 90), launcher.log()
             first = observer.latest_positions()
             assert observer.spin_until(lambda: abs(observer.latest_positions()[1] - first[1]) > 0.05, 30), (
                 "the robot did not move: " + launcher.log())
@@ -47,7 +48,7 @@ def test_launch_runs_the_winding_demo(tmp_path):
         finally:
             if observer is not None:
                 observer.close()
-        code = launcher.stop(grace=15.0)
+            code = launcher.stop(grace=15.0)  # also when an assertion failed: no launch outlives its test
     log = launcher.log()
     assert code == 0, log
     assert "[cond_sim]" in log and "[cond_demo_controller]" in log and "playing the script" in log

@@ -1,0 +1,120 @@
+"""A node that ``cond-ros launch`` starts never outlives the launcher, even one killed by SIGKILL.
+
+A launcher that is SIGKILLed cannot stop its children: they used to be re-parented to init and go on
+stepping. Two guards, both plain Python (no rclpy), both inactive for a node that was not started by
+the launcher (``ros2 launch``, ``ros2 run``, by hand):
+
+- :func:`parent_death_signal`, run by the launcher in each child between fork and exec (``preexec_fn``):
+  Linux's ``PR_SET_PDEATHSIG`` has the kernel send the child SIGTERM when the launcher dies. It covers
+  the seconds of interpreter start-up and imports, before the node can watch for itself; nothing is
+  there to clean up yet, so SIGTERM's default action (exit at once) is right. The setting survives
+  ``execve`` of a binary that is not set-user-ID, such as the re-execution of the interpreter by the
+  ROS wheels' ``.pth`` hook (``os.execve``, same process).
+- :func:`watch_parent`, called by :func:`~cond_ros.ros.node.run_node` before ``rclpy.init``, when
+  :data:`PARENT_PID_VARIABLE` (set by the launcher) names the node's parent: a daemon thread polls
+  ``os.getppid()``; once the parent is gone it sends its own process SIGINT, the same clean shutdown as
+  Ctrl-C (rclpy shuts its context down, so Fast DDS removes its /dev/shm files), and ends the process
+  if it still runs :data:`EXIT_GRACE_S` later (a numba compile of a minute): by SIGALRM's default
+  action, which needs no Python (a C call can hold the GIL for a second), else by ``os._exit``. It
+  clears the kernel's parent-death signal, which would otherwise arrive with its own SIGINT and
+  interrupt that shutdown.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+import threading
+import time
+
+PARENT_PID_VARIABLE = "COND_ROS_PARENT_PID"
+POLL_S = 0.1  # [s] between two looks at the parent pid
+EXIT_GRACE_S = 1.5  # [s] from seeing the parent gone to the forced end: with POLL_S, gone within 2 s
+_PR_SET_PDEATHSIG = 1
+
+
+def _libc_prctl():
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_prctl = _libc_prctl()  # looked up here: the child between fork and exec should do no more than call it
+
+
+def parent_death_signal(sig: int = signal.SIGTERM):
+    """A ``preexec_fn`` for ``subprocess.Popen`` (the child gets ``sig`` when the calling thread, which
+    must outlive the child's useful life, ends), or None where the kernel has no such setting."""
+    if _prctl is None:
+        return None
+    parent = os.getpid()
+
+    def preexec() -> None:
+        _prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before the setting was made: nobody will signal us
+            os._exit(1)
+    return preexec
+
+
+def clear_parent_death_signal() -> None:
+    """Undo :func:`parent_death_signal` for this process (from its main thread, the one that carries it)."""
+    if _prctl is not None:
+        _prctl(_PR_SET_PDEATHSIG, 0, 0, 0, 0)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def watch_parent(name: str = "node") -> threading.Thread | None:
+    """Stop this process when the parent named by :data:`PARENT_PID_VARIABLE` ends; the watching thread,
+    or None without the variable. The variable is removed from the environment, so that a process this
+    one starts does not watch a pid that is not its parent."""
+    text = os.environ.pop(PARENT_PID_VARIABLE, None)
+    try:
+        parent = int(text) if text else 0
+    except ValueError:
+        parent = 0
+    if parent <= 0:
+        return None
+    if os.getppid() != parent and _alive(parent):
+        print(f"{name}: {PARENT_PID_VARIABLE}={parent} is not this process's parent; not watching it",
+              file=sys.stderr)
+        return None
+    # cleared after that check, so a parent dying in between still sends its signal; after this, the watch
+    # sees its death
+    if threading.current_thread() is threading.main_thread():
+        clear_parent_death_signal()
+    thread = threading.Thread(target=_watch, args=(parent,), name=f"{name}-parent-watch", daemon=True)
+    thread.start()
+    return thread
+
+
+def _watch(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(POLL_S)
+    # no message: the launcher read this process's output, and writing to its closed pipe would fail here
+    if signal.getsignal(signal.SIGALRM) == signal.SIG_DFL:
+        # the kernel ends the process when the timer fires, even while the main thread holds the GIL
+        signal.setitimer(signal.ITIMER_REAL, EXIT_GRACE_S)
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(EXIT_GRACE_S)
+    os._exit(1)
+
+
+def ignore_stop_signals() -> None:
+    """From the main thread, once the process is shutting down: a second SIGINT or SIGTERM (Ctrl-C reaches
+    a launched node from the terminal and again from the launcher) would interrupt the clean-up."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)

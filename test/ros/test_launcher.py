@@ -1,0 +1,180 @@
+"""`cond-ros launch` never leaves its nodes behind: a stop signal to the launcher stops them, and a killed
+launcher's nodes stop on their own (the issue: SIGTERM, then SIGKILL a second later, left both nodes
+stepping under init). Every process a test starts carries a token in its environment; a test ends
+whatever still carries it, whatever happens.
+
+The first three tests need no ROS: they check :mod:`cond_ros.ros.lifetime` on plain Python children."""
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import uuid
+
+import pytest
+
+from cond_ros.ros import lifetime
+from ros_harness import (HARD_TIMEOUT_S, TOKEN_VARIABLE, NodeProcess, kill_token_processes, ros_session,
+                         token_processes, wait_until_gone)
+
+LAUNCH = ["-m", "cond_ros.cli", "launch", "panda_cable", "--scene", "panda_cable_small", "--real-time-factor", "0"]
+UP_TIMEOUT_S = HARD_TIMEOUT_S - 30  # the nodes' first start in a fresh clone compiles the kernels (30-100 s)
+GONE_S = 3.0  # every process of a launch is gone this long after the signal (2 s by design, + margin)
+SIM_UP, CONTROLLER_UP = "[cond_sim] [INFO]", "playing the script"
+
+# A parent that starts one child, as the launcher does (parent-death signal, and the parent's pid in
+# the environment when argv[1] says so), prints the child's pid and sleeps until killed. The child
+# ignores SIGINT, so only the watch's os._exit (or the kernel's SIGTERM) can end it; it prints "ready"
+# once past its start-up (argv[2]) and then spins.
+PARENT = textwrap.dedent("""
+    import os, subprocess, sys, time
+    from cond_ros.ros import lifetime
+    CHILD = ("import signal; signal.signal(signal.SIGINT, signal.SIG_IGN)\\n" + sys.argv[2]
+             + "\\nprint('ready', flush=True)\\nwhile True:\\n    sum(range(1000))")
+    env = dict(os.environ)
+    env.pop("_ROS_WHEELS_BOOTSTRAP_COMPLETE", None)  # the child re-executes itself, as a fresh interpreter does
+    if sys.argv[1] == "watch":
+        env[lifetime.PARENT_PID_VARIABLE] = str(os.getpid())
+    child = subprocess.Popen([sys.executable, "-c", CHILD], env=env, preexec_fn=lifetime.parent_death_signal())
+    print(child.pid, flush=True)
+    time.sleep(600)
+""")
+
+
+@contextlib.contextmanager
+def _tokened_parent(mode: str, child_code: str):
+    token = uuid.uuid4().hex
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, mode, child_code], stdout=subprocess.PIPE,
+                              env=dict(os.environ, **{TOKEN_VARIABLE: token}), start_new_session=True)
+    watchdog = threading.Timer(60.0, os.killpg, (parent.pid, signal.SIGKILL))  # a readline that never ends
+    watchdog.start()
+    try:
+        lines = {parent.stdout.readline().strip() for _ in range(2)}  # the child's pid and its "ready"
+        assert b"ready" in lines, lines
+        yield parent, int((lines - {b"ready"}).pop()), token
+    finally:
+        watchdog.cancel()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(parent.pid, signal.SIGKILL)
+        parent.wait()
+        parent.stdout.close()
+        kill_token_processes(token)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_parent_death_signal_survives_the_wheels_re_exec():
+    """A child that sets up nothing itself (still importing, say) is ended by the kernel when its parent is
+    SIGKILLed, also after the ROS wheels' .pth hook re-executed the interpreter (os.execve: same process)."""
+    with _tokened_parent("plain", "") as (parent, child, token):
+        assert sorted(token_processes(token)) == sorted([parent.pid, child])
+        parent.kill()
+        parent.wait()
+        waited, left = wait_until_gone(token, GONE_S)
+    assert not left, f"still running {waited:.1f} s after the parent's SIGKILL: {left}"
+    print(f"child gone {waited:.2f} s after its parent's SIGKILL")
+
+
+def test_parent_watch_ends_a_busy_child():
+    """With the launcher's variable, the node's watch ends a child that ignores SIGINT (a long compile)
+    within 2 s of its parent's SIGKILL, by os._exit."""
+    with _tokened_parent("watch", "from cond_ros.ros import lifetime; lifetime.watch_parent('child')") as (
+            parent, child, token):
+        parent.kill()
+        parent.wait()
+        waited, left = wait_until_gone(token, GONE_S)
+    assert not left, f"still running {waited:.1f} s after the parent's SIGKILL: {left}"
+    print(f"child gone {waited:.2f} s after its parent's SIGKILL")
+    assert waited > lifetime.EXIT_GRACE_S - 0.2, "ended before the grace: by the kernel's signal, not the watch"
+
+
+def test_no_variable_no_watch(monkeypatch):
+    """A node started by ros2 launch, ros2 run or by hand watches nothing; nor one whose variable names a
+    live process that is not its parent."""
+    monkeypatch.delenv(lifetime.PARENT_PID_VARIABLE, raising=False)
+    assert lifetime.watch_parent() is None
+    monkeypatch.setenv(lifetime.PARENT_PID_VARIABLE, str(os.getpid()))  # alive, and not pytest's parent
+    assert lifetime.watch_parent() is None
+    assert lifetime.PARENT_PID_VARIABLE not in os.environ
+
+
+@contextlib.contextmanager
+def _launch(tmp_path):
+    """A `cond-ros launch` with a token of its own; on exit its group and every process carrying the token
+    are killed, whatever the test did."""
+    pytest.importorskip("rclpy")
+    token = uuid.uuid4().hex
+    with ros_session():
+        launcher = NodeProcess(LAUNCH, tmp_path / "launch.log", env={TOKEN_VARIABLE: token})
+        try:
+            yield launcher, token
+        finally:
+            launcher.stop(grace=2.0)
+            kill_token_processes(token)
+
+
+def _wait_for(launcher, texts, timeout: float) -> None:
+    end = time.monotonic() + timeout
+    while not all(text in launcher.log() for text in texts):
+        assert launcher.alive(), "the launcher exited:\n" + launcher.log()
+        assert time.monotonic() < end, f"no {texts} within {timeout} s:\n" + launcher.log()
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 128 + signal.SIGTERM), (signal.SIGHUP, 128 + signal.SIGHUP),
+                                       (signal.SIGINT, 0)], ids=["SIGTERM", "SIGHUP", "SIGINT"])
+def test_launcher_stops_its_nodes_on_a_signal(tmp_path, sig, code):
+    """SIGTERM, SIGHUP or SIGINT to the launcher alone (not its group): it stops both nodes (SIGINT, SIGKILL
+    after a grace) and exits 128 + N, or 0 for SIGINT; nothing of the launch is left 3 s later."""
+    with _launch(tmp_path) as (launcher, token):
+        _wait_for(launcher, [SIM_UP, CONTROLLER_UP], UP_TIMEOUT_S)
+        time.sleep(1.0)  # stepping as fast as it can
+        assert len(token_processes(token)) == 3
+        os.kill(launcher.proc.pid, sig)
+        waited, left = wait_until_gone(token, GONE_S)
+        assert not left, f"still running {waited:.1f} s after {sig!r}: {left}\n" + launcher.log()
+        print(f"{sig!r}: all gone after {waited:.2f} s")
+        assert launcher.proc.wait(timeout=1.0) == code, launcher.log()
+
+
+def test_nodes_stop_when_the_launcher_is_killed(tmp_path):
+    """SIGKILL to the launcher, which cannot stop anything then: the running nodes see their parent go and
+    stop on their own, within 3 s."""
+    with _launch(tmp_path) as (launcher, token):
+        _wait_for(launcher, [SIM_UP, CONTROLLER_UP], UP_TIMEOUT_S)
+        time.sleep(1.0)
+        assert len(token_processes(token)) == 3
+        launcher.proc.kill()
+        waited, left = wait_until_gone(token, GONE_S)
+        assert not left, f"still running {waited:.1f} s after SIGKILL: {left}\n" + launcher.log()
+        print(f"SIGKILL: all gone after {waited:.2f} s")
+
+
+def _has_participant(pid: int) -> bool:
+    """Whether the process maps a Fast DDS shared-memory file: its node exists, its scene may still load."""
+    try:
+        with open(f"/proc/{pid}/maps") as fh:
+            return "/dev/shm/fastdds" in fh.read()
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("phase", ["importing", "building"])
+def test_starting_nodes_stop_when_the_launcher_is_killed(tmp_path, phase):
+    """SIGKILL to the launcher while its nodes still import (the kernel's parent-death signal ends them), or
+    once their nodes exist but still load the scene and compile (their watch stops them): they all stop."""
+    with _launch(tmp_path) as (launcher, token):
+        end = time.monotonic() + UP_TIMEOUT_S
+        while True:
+            nodes = [pid for pid in token_processes(token) if pid != launcher.proc.pid]
+            if len(nodes) == 2 and (phase == "importing" or all(_has_participant(pid) for pid in nodes)):
+                break
+            assert time.monotonic() < end and launcher.alive(), f"no nodes {phase}:\n" + launcher.log()
+            time.sleep(0.05)
+        assert SIM_UP not in launcher.log(), "the sim came up already: this test no longer tests a start"
+        launcher.proc.kill()
+        waited, left = wait_until_gone(token, GONE_S)
+        assert not left, f"still running {waited:.1f} s after SIGKILL: {left}\n" + launcher.log()
+        print(f"SIGKILL while {phase}: all gone after {waited:.2f} s")
