@@ -173,8 +173,7 @@ def load_scene(path: str, *, script: bool = True) -> Scene:
     gravity = spec.vector("gravity", 3, [0.0, 0.0, -9.81])
     builder = ModelBuilder(gravity=gravity)
     robots = []
-    with_script = script
-    script = spec.sub("script") if "script" in spec.data else None
+    script_spec = spec.sub("script") if "script" in spec.data else None
     track = None
     for r in spec.items("robots"):
         urdf = r.get("urdf")
@@ -183,8 +182,8 @@ def load_scene(path: str, *, script: bool = True) -> Scene:
         n = art.dof_count
         q = r.vector("q", n)
         name = str(r.get("name", f"robot{len(robots)}"))
-        if script is not None and "trajectory" in script.data and script.get("robot", None) == name:
-            track = _track(script, art, q, path, whole=with_script)
+        if script_spec is not None and "trajectory" in script_spec.data and script_spec.get("robot", None) == name:
+            track = _track(script_spec, art, q, path, whole=script)
             q = track.q[0].copy()  # start on the trajectory, so welds made at load time hold at rest
         builder.add_articulation(art, q=q, drive_stiffness=r.vector("drive_stiffness", n),
                                  drive_damping=r.vector("drive_damping", n), mu=r.number("mu", 0.5))
@@ -236,14 +235,14 @@ def load_scene(path: str, *, script: bool = True) -> Scene:
     options = {k: v for k, v in solver.data.items() if k != "name"}
     simulator = Simulator(model, dt=spec.number("dt", 0.01), solver=solver.get("name", "cond"),
                           solver_options=options)
-    if not with_script:
+    if not script:
         motion = None
     elif track is not None:
-        r = [name for name, _, _ in robots].index(script.get("robot"))
-        motion = TrajectoryMotion(model, r, track, robots[r][1].link_index(script.get("tool_link")),
-                                  bool(script.get("gravity_compensation", True)))
+        r = [name for name, _, _ in robots].index(script_spec.get("robot"))
+        motion = TrajectoryMotion(model, r, track, robots[r][1].link_index(script_spec.get("tool_link")),
+                                  bool(script_spec.get("gravity_compensation", True)))
     else:
-        motion = _load_script(spec, model, robots, path) if script is not None else None
+        motion = _load_script(spec, model, robots, path) if script_spec is not None else None
     return Scene(simulator, motion, spec.number("duration", 5.0), sensors, cables, soft_bodies, mounts)
 
 
