@@ -70,7 +70,8 @@ class ModelBuilder:
         self._particles = []  # (q, qd, mass, radius, mu, contact, object)
         self._tets = []  # (nodes, rest shape inverse, rest volume, (mu, lambda), damping time)
         self._object_count = 0
-        self._bodies = []  # (q, quat, qd, mass, inertia)
+        self._bodies = []  # (q, quat, qd, mass, inertia, damping)
+        self._rods = []  # body indices of each rod's segments, in order along it
         self._contact_points = []  # (body, local, radius, mu, node, chain, arc)
         # (type, (kind a, kind b), (idx a, idx b), (local a, local b), k (3), rest, damping (3), (link a, link b),
         #  rest rotation)
@@ -129,7 +130,7 @@ class ModelBuilder:
         return t
 
     def add_body(self, pos, *, mass, inertia, quat=(1.0, 0.0, 0.0, 0.0),
-                 velocity=(0.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 0.0)) -> int:
+                 velocity=(0.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 0.0), damping=(0.0, 0.0)) -> int:
         """Add a free rigid body (6 DOF, maximal coordinates); returns its index.
 
         Args:
@@ -138,8 +139,13 @@ class ModelBuilder:
             inertia: 3x3 inertia about the COM in body coordinates [kg m^2], SPD.
             quat: orientation (w, x, y, z).
             velocity, angular_velocity: initial world velocities [m/s], [rad/s].
+            damping: (linear [N s/m], angular [N m s/rad]) isotropic damping of the body's absolute world
+                velocity, a force -c v_hat (a drag on the body, not between bodies).
         """
         b = len(self._bodies)
+        damping = V.finite_array(f"body[{b}].damping", damping, (2,))
+        if np.any(damping < 0.0):
+            raise V.ModelError(f"body[{b}].damping: must be >= 0, got {damping.tolist()}")
         self._bodies.append((
             V.finite_array(f"body[{b}].pos", pos, (3,)),
             V.unit_quaternion(f"body[{b}].quat", quat),
@@ -147,8 +153,23 @@ class ModelBuilder:
                             V.finite_array(f"body[{b}].angular_velocity", angular_velocity, (3,))]),
             V.positive(f"body[{b}].mass", mass),
             V.spd_matrix(f"body[{b}].inertia", inertia),
+            damping,
         ))
         return b
+
+    def add_rod_segments(self, bodies) -> int:
+        """Declare ``bodies`` the segments of one rod, in order along it; returns the rod's index.
+
+        The dynamics do not use this; COND's coarse correction does (smooth motions along the rod).
+        """
+        bodies = np.asarray(bodies, dtype=np.int64).reshape(-1)
+        for b in bodies:
+            self._check_body("add_rod_segments.bodies", int(b))
+        taken = {int(b) for rod in self._rods for b in rod}
+        if len(set(bodies.tolist())) != len(bodies) or taken & set(bodies.tolist()):
+            raise V.ModelError("add_rod_segments: a body can be a segment of one rod only, once")
+        self._rods.append(bodies.copy())
+        return len(self._rods) - 1
 
     def add_contact_point(self, body: int, local, *, radius=0.0, mu=0.0, node=False, chain=-1, arc=0.0) -> int:
         """A point (sphere of ``radius``) on ``body`` tested against colliders and moving volumes.
@@ -303,6 +324,11 @@ class ModelBuilder:
                 return np.zeros((0,) + shape, dtype=dtype)
             return np.ascontiguousarray(np.array([r[col] for r in rows], dtype=dtype).reshape((-1,) + shape))
 
+        body_rod = np.full(len(self._bodies), -1, dtype=np.int64)
+        for r, bodies in enumerate(self._rods):
+            body_rod[bodies] = r
+        rod_start = np.concatenate([[0], np.cumsum([len(b) for b in self._rods])]).astype(np.int64)
+        rod_bodies = np.concatenate([np.zeros(0, np.int64)] + self._rods).astype(np.int64)
         P, B, C, U, G = self._particles, self._bodies, self._contact_points, self._potentials, self._colliders
         T = self._tets
         return Model(
@@ -310,7 +336,7 @@ class ModelBuilder:
             particle_count=len(P), particle_q=stack(P, 0, (3,)), particle_qd=stack(P, 1, (3,)),
             particle_mass=stack(P, 2, ()), particle_radius=stack(P, 3, ()), particle_mu=stack(P, 4, (2,)),
             body_count=len(B), body_q=stack(B, 0, (3,)), body_quat=stack(B, 1, (4,)), body_qd=stack(B, 2, (6,)),
-            body_mass=stack(B, 3, ()), body_inertia=stack(B, 4, (3, 3)),
+            body_mass=stack(B, 3, ()), body_inertia=stack(B, 4, (3, 3)), body_damping=stack(B, 5, (2,)),
             contact_point_count=len(C), contact_point_body=stack(C, 0, (), np.int64),
             contact_point_local=stack(C, 1, (3,)), contact_point_radius=stack(C, 2, ()),
             contact_point_mu=stack(C, 3, (2,)), contact_point_node=stack(C, 4, (), bool),
@@ -336,6 +362,7 @@ class ModelBuilder:
             particle_contact=stack(P, 5, (), bool), particle_object=stack(P, 6, (), np.int64),
             tet_nodes=stack(T, 0, (4,), np.int64), tet_rest_shape_inverse=stack(T, 1, (3, 3)),
             tet_rest_volume=stack(T, 2, ()), tet_lame=stack(T, 3, (2,)), tet_damping_time=stack(T, 4, ()),
+            body_rod=body_rod, rod_body_start=rod_start, rod_bodies=rod_bodies,
         )
 
     def body_mass(self, body: int) -> float:

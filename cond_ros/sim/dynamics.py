@@ -179,10 +179,10 @@ def virtual_node_jacobian(system: LinearSystem) -> sp.csr_matrix:
 
 
 @kernel
-def assemble_inertia(particle_mass, particle_qd, particle_force, body_mass, body_inertia, body_quat, body_qd,
-                     body_wrench, gravity, h, group_dof, diag_pair, block_slot, data, b):
-    """M_hat = M / h blocks of A and the b terms M_hat v - C v + f_ext (eq. 9, h = theta dt = dt / 2 there);
-    resets data and b."""
+def assemble_inertia(particle_mass, particle_qd, particle_force, body_mass, body_inertia, body_damping, body_quat,
+                     body_qd, body_wrench, gravity, h, group_dof, diag_pair, block_slot, data, b):
+    """M_hat = M / h blocks of A and the b terms M_hat v - C v + f_ext (eq. 9, h = theta dt = dt / 2 there),
+    plus each body's own damping D in A (the force -D v_hat has no b term); resets data and b."""
     data[:] = 0.0
     n_particles = particle_mass.shape[0]
     for i in range(n_particles):
@@ -201,10 +201,11 @@ def assemble_inertia(particle_mass, particle_qd, particle_force, body_mass, body
         ang_mom = inertia @ omega
         gyro = np.cross(omega, ang_mom)  # C(q, v) v of eq. (9) for world angular velocity
         for r in range(3):
-            data[base[r] + r] = body_mass[j] / h
+            data[base[r] + r] = body_mass[j] / h + body_damping[j, 0]
             b[dof + r] = body_mass[j] / h * body_qd[j, r] + body_mass[j] * gravity[r] + body_wrench[j, r]
             for c in range(3):
                 data[base[3 + r] + 3 + c] = inertia[r, c] / h
+            data[base[3 + r] + 3 + r] += body_damping[j, 1]
             b[dof + 3 + r] = ang_mom[r] / h - gyro[r] + body_wrench[j, 3 + r]
 
 
@@ -281,7 +282,7 @@ def assemble(model: Model, pattern: SystemPattern, state, control, dt: float,
     data = np.empty(pattern.nnz)
     b = np.zeros(model.dof_count)  # robot rows are accumulated, not set
     assemble_inertia(model.particle_mass, state.particle_qd, control.particle_force, model.body_mass,
-                     model.body_inertia, state.body_quat, state.body_qd, control.body_wrench, model.gravity,
+                     model.body_inertia, model.body_damping, state.body_quat, state.body_qd, control.body_wrench, model.gravity,
                      model.integration_theta * dt, pattern.group_dof, pattern.diag_pair, pattern.block_slot, data, b)
     assemble_model_potentials(model, pattern, state, dt, data, b)
     if model.tet_count:

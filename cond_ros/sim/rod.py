@@ -10,7 +10,11 @@ at their common end point by two potentials of form (7):
 A chain of rigid segments with these joint springs has the rod's axial compliance L / (E A) and bending
 compliance per curvature 1 / (E I); the continuum limit is reached as O(1/N). Damping is stiffness
 proportional, C = ``damping_time`` K (internal friction of the cable; it also damps the stiff axial
-modes that the midpoint rule would otherwise keep).
+modes that the midpoint rule would otherwise keep). ``segment_damping`` adds, as the authors' released
+implementation does, an absolute damping of every segment's linear and angular velocity (the release
+uses 0.01 N s/m and 0.01 N m s/rad per segment; docs/cable_model.md). It is per segment, so the
+cable's total damping grows with the segment count; it is what holds the authors' cable straight while
+the tool pushes it, and it makes each segment's rotation rows diagonally dominant, which V-FPI needs.
 
 The centre of every segment is a contact node (``add_contact_point(..., node=True)``): contacts act on
 the segment's translational DOFs, as on a particle, with the cable radius as the node's sphere radius.
@@ -37,6 +41,8 @@ class RodMaterial:
         radius: [m]. density: [kg/m^3]. youngs_modulus: E [Pa]. poisson_ratio: nu in [0, 0.5).
         mu: friction coefficient of the cable surface.
         damping_time: C = damping_time * K for every joint potential [s].
+        segment_damping: (linear [N s/m], angular [N m s/rad]) damping of every segment's absolute
+            velocity, the force -c v_hat on each segment (not per length: the total grows with N).
     """
 
     radius: float
@@ -45,6 +51,7 @@ class RodMaterial:
     poisson_ratio: float
     mu: float = 0.0
     damping_time: float = 1e-3
+    segment_damping: tuple = (0.0, 0.0)
 
     def __post_init__(self):
         V.positive("rod.radius", self.radius)
@@ -55,6 +62,10 @@ class RodMaterial:
             raise V.ModelError(f"rod.poisson_ratio: must be < 0.5, got {self.poisson_ratio}")
         V.non_negative("rod.mu", self.mu)
         V.non_negative("rod.damping_time", self.damping_time)
+        damping = V.finite_array("rod.segment_damping", self.segment_damping, (2,))
+        if np.any(damping < 0.0):
+            raise V.ModelError(f"rod.segment_damping: must be >= 0, got {damping.tolist()}")
+        object.__setattr__(self, "segment_damping", tuple(float(c) for c in damping))
 
     @property
     def area(self) -> float:
@@ -205,7 +216,8 @@ def add_rod_polyline(builder: ModelBuilder, points, segment_length, material: Ro
         mass = material.line_density * seg
         r2 = material.radius ** 2
         inertia = np.diag([mass * (3.0 * r2 + seg ** 2) / 12.0] * 2 + [mass * r2 / 2.0])
-        b = builder.add_body(0.5 * (pts[i] + pts[i + 1]), mass=mass, inertia=inertia, quat=_matrix_to_quat(frames[i]))
+        b = builder.add_body(0.5 * (pts[i] + pts[i + 1]), mass=mass, inertia=inertia, quat=_matrix_to_quat(frames[i]),
+                             damping=material.segment_damping)
         bodies.append(b)
         arc = 0.5 * (arcs[i] + arcs[i + 1])
         if arc < contact_skip_start or arc > arcs[-1] - contact_skip_end:
@@ -213,6 +225,7 @@ def add_rod_polyline(builder: ModelBuilder, points, segment_length, material: Ro
             continue
         contact_points.append(builder.add_contact_point(b, (0.0, 0.0, 0.0), radius=material.radius, mu=material.mu,
                                                         node=True, chain=chain, arc=arc))
+    builder.add_rod_segments(bodies)
     joints = []
     for i in range(n - 1):
         a, b = bodies[i], bodies[i + 1]
@@ -230,18 +243,23 @@ def add_rod_polyline(builder: ModelBuilder, points, segment_length, material: Ro
                pts[-1].copy(), frames[0].copy())
 
 
-def clamp_rod_end(builder: ModelBuilder, rod: Rod, which: str, anchor: Anchor, *, stiffness_scale: float = 1.0):
+def clamp_rod_end(builder: ModelBuilder, rod: Rod, which: str, anchor: Anchor, *, stiffness_scale: float = 1.0,
+                  rotation: bool = True):
     """Weld the rod's start or end to ``anchor`` (a world point, a body point or a robot-link point).
 
     The weld is one more rod joint (same gains, times ``stiffness_scale``) between the rod's end point and
-    the anchor, position and orientation, held at their relative pose at build time. Returns the
-    (coupling, rotation) potential indices.
+    the anchor, position and orientation, held at their relative pose at build time. With ``rotation``
+    False it holds the position only (a ball joint: the end turns freely, as both ends of the authors'
+    released cable do). Returns the (coupling, rotation) potential indices (rotation -1 for a ball joint).
     """
     scale = V.positive("clamp.stiffness_scale", stiffness_scale)
     end = rod.end_anchor(which)
     linear, angular = rod.material.joint_gains(rod.segment_lengths[rod.end_segment(which)])
     linear, angular = scale * linear, scale * angular
     damping = rod.material.damping_time
+    coupling = builder.add_coupling(end, anchor, stiffness=linear, damping=damping * linear)
+    if not rotation:
+        return coupling, -1
     frame = world_point((0.0, 0.0, 0.0)) if anchor.kind == PointKind.WORLD else anchor._replace(local=(0.0, 0.0, 0.0))
-    return (builder.add_coupling(end, anchor, stiffness=linear, damping=damping * linear),
-            builder.add_rotation_coupling(body_point(end.index), frame, stiffness=angular, damping=damping * angular))
+    return coupling, builder.add_rotation_coupling(body_point(end.index), frame, stiffness=angular,
+                                                   damping=damping * angular)

@@ -118,6 +118,8 @@ class TrajectoryMotion:
 
     With ``gravity_compensation`` the joint efforts carry g(q_target) as feed-forward, as a Panda's own
     controller does; without it the PD drives sag by K_p^-1 g(q) (8 mm at the tool in panda_cable).
+    With ``velocity_feedforward`` the drives also get the track's joint velocities; without it they damp
+    towards rest (a joint PD to position targets, as the authors' cable-winding release drives its arm).
     """
 
     model: Model
@@ -125,6 +127,7 @@ class TrajectoryMotion:
     track: IKTrack
     tool_link: int
     gravity_compensation: bool = True
+    velocity_feedforward: bool = True
 
     def __post_init__(self):
         self._kinematics = ArticulationKinematics(self.model.robots[self.robot])
@@ -134,7 +137,8 @@ class TrajectoryMotion:
         lo = self.model.robot_dof_offset[self.robot]
         q, qd = self.track.targets(t)
         control.robot_q_target[lo:lo + len(q)] = q
-        control.robot_qd_target[lo:lo + len(q)] = qd
+        if self.velocity_feedforward:
+            control.robot_qd_target[lo:lo + len(q)] = qd
         if self.gravity_compensation:
             self._kinematics.update(q)
             control.robot_effort[lo:lo + len(q)] = self._kinematics.bias_forces(np.zeros(len(q)), self.model.gravity)
@@ -240,7 +244,8 @@ def load_scene(path: str, *, script: bool = True) -> Scene:
     elif track is not None:
         r = [name for name, _, _ in robots].index(script_spec.get("robot"))
         motion = TrajectoryMotion(model, r, track, robots[r][1].link_index(script_spec.get("tool_link")),
-                                  bool(script_spec.get("gravity_compensation", True)))
+                                  _flag(script_spec, "gravity_compensation", True, path),
+                                  _flag(script_spec, "velocity_feedforward", True, path))
     else:
         motion = _load_script(spec, model, robots, path) if script_spec is not None else None
     return Scene(simulator, motion, spec.number("duration", 5.0), sensors, cables, soft_bodies, mounts)
@@ -254,15 +259,30 @@ def _robot(spec: _Spec, key: str, robots: list, path: str) -> int:
     return names.index(name)
 
 
+def _flag(spec: _Spec, key: str, default: bool, path: str) -> bool:
+    value = spec.get(key, default)
+    if not isinstance(value, bool):
+        raise ModelError(f"{path}: {spec._name(key)} must be true or false, got {value!r}")
+    return value
+
+
 def _track(script: _Spec, art, q0, path: str, *, whole: bool = True) -> IKTrack:
     """IK of a recorded tool trajectory (``script.trajectory``, a csv path relative to the package); of its
-    first row only unless ``whole``."""
+    first row only unless ``whole``.
+
+    The rows give ``script.tool_link``'s position; their rotations are ``script.orientation_link``'s (default:
+    the tool link's own). The cable-winding recording gives the tool point's position and the flange's
+    (``panda_link7``) rotation; the two links must be rigidly attached (fixed joints only between them).
+    """
     rel = script.get("trajectory")
     csv_path = rel if os.path.isabs(rel) else packaged_file(rel)
-    try:
-        tool = art.link_index(script.get("tool_link"))
-    except KeyError as exc:
-        raise ModelError(f"{path}: script.tool_link: {exc.args[0]}") from None
+    links = {}
+    for key in ("tool_link", "orientation_link"):
+        try:
+            links[key] = art.link_index(script.get(key, script.get("tool_link")))
+        except KeyError as exc:
+            raise ModelError(f"{path}: script.{key}: {exc.args[0]}") from None
+    tool = links["tool_link"]
     fixed = set(script.get("fixed_joints", []))
     unknown = fixed - set(art.dof_name)
     if unknown:
@@ -270,8 +290,22 @@ def _track(script: _Spec, art, q0, path: str, *, whole: bool = True) -> IKTrack:
     dofs = np.array([i for i, name in enumerate(art.dof_name) if name not in fixed], np.int64)
     kin = ArticulationKinematics(art)
     traj = ToolTrajectory.load(csv_path)
+    if links["orientation_link"] != tool:
+        traj = traj.with_rotation_offset(_rigid_rotation(kin, links["orientation_link"], tool, q0, dofs, path))
     # row 0 starts from q0 either way, so a stride past the end solves it exactly as the whole track does
     return track_with_ik(traj, kin, tool, q0, dofs, stride=1 if whole else len(traj))
+
+
+def _rigid_rotation(kin: ArticulationKinematics, frame: int, link: int, q0, dofs, path: str) -> np.ndarray:
+    """R_frame^T R_link, checked to be the same at two configurations (the links are rigidly attached)."""
+    offsets = []
+    for q in (np.asarray(q0, float), np.asarray(q0, float) + np.isin(np.arange(len(q0)), dofs) * 0.3):
+        kin.update(q)
+        offsets.append(kin.link_pose[frame][:3, :3].T @ kin.link_pose[link][:3, :3])
+    if not np.allclose(offsets[0], offsets[1], atol=1e-9):
+        raise ModelError(f"{path}: script.orientation_link must be rigidly attached to script.tool_link "
+                         "(a moving joint lies between them)")
+    return offsets[0]
 
 
 def _robot_link_pose(spec: _Spec, robots: list, path: str):
@@ -291,9 +325,16 @@ def _robot_link_pose(spec: _Spec, robots: list, path: str):
 def _add_cable(builder: ModelBuilder, c: _Spec, robots: list, path: str) -> Rod:
     """A Cosserat-rod cable (``rod``): straight from ``start`` to ``end`` (a point, or a robot link's origin),
     its start welded to the world (``fixed_start``) and its end to the robot link (``grip``)."""
-    material = RodMaterial(radius=c.number("radius"), density=c.number("density"),
-                           youngs_modulus=c.number("youngs_modulus"), poisson_ratio=c.number("poisson_ratio"),
-                           mu=c.number("mu", 0.5), damping_time=c.number("damping_time", 1e-3))
+    damping = c.sub("segment_damping")
+    try:
+        material = RodMaterial(radius=c.number("radius"), density=c.number("density"),
+                               youngs_modulus=c.number("youngs_modulus"), poisson_ratio=c.number("poisson_ratio"),
+                               mu=c.number("mu", 0.5), damping_time=c.number("damping_time", 1e-3),
+                               segment_damping=(damping.number("linear", 0.0), damping.number("angular", 0.0)))
+    except ModelError as exc:
+        if str(exc).startswith(path):
+            raise
+        raise ModelError(f"{path}: {c.path}: {exc}") from None
     start = c.vector("start", 3)
     grip = c.sub("grip") if "grip" in c.data else None
     if grip is not None:
@@ -304,11 +345,19 @@ def _add_cable(builder: ModelBuilder, c: _Spec, robots: list, path: str) -> Rod:
     rod = add_rod(builder, start, end, int(c.number("segments")), material, chain=int(c.number("chain", 0)),
                   contact_skip_end=grip.number("length", 0.0) if grip is not None else 0.0)
     if c.get("fixed_start", True):
-        clamp_rod_end(builder, rod, "start", world_point(start))
+        clamp_rod_end(builder, rod, "start", world_point(start), rotation=_joint(c, "start_joint", path))
     if grip is not None:
-        clamp_rod_end(builder, rod, "end", robot_link_point(r, link), stiffness_scale=grip.number("stiffness_scale",
-                                                                                                   1.0))
+        clamp_rod_end(builder, rod, "end", robot_link_point(r, link), stiffness_scale=grip.number("stiffness_scale", 1.0),
+                      rotation=_joint(grip, "joint", path))
     return rod
+
+
+def _joint(spec: _Spec, key: str, path: str) -> bool:
+    """True for a weld (position and orientation), False for a ball joint (position only)."""
+    kind = spec.get(key, "weld")
+    if kind not in ("weld", "ball"):
+        raise ModelError(f"{path}: {spec._name(key)} must be 'weld' or 'ball', got {kind!r}")
+    return kind == "weld"
 
 
 def _soft_body_mesh(m: _Spec, path: str) -> TetMesh:

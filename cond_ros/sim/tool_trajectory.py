@@ -79,6 +79,12 @@ class ToolTrajectory:
     def __len__(self) -> int:
         return len(self.time)
 
+    def with_rotation_offset(self, offset) -> "ToolTrajectory":
+        """The same trajectory with every rotation R replaced by R ``offset`` (re-expressing the
+        orientation of one frame as that of a frame rigidly attached to it)."""
+        offset = finite_array("ToolTrajectory.with_rotation_offset", offset, (3, 3))
+        return ToolTrajectory(self.time, self.position, self.rotation @ offset)
+
     @classmethod
     def load(cls, path) -> "ToolTrajectory":
         """Read a CSV with the header ``t,px,py,pz,r00,...,r22`` (columns in any order).

@@ -31,8 +31,8 @@ def two_bodies(kind, gains, rot_b):
     model_rest = b.finalize()
     # displace body c away from rest: rotate it by rot_b and shift it
     bodies = list(b._bodies)
-    pos, _, vel, mass, inertia = bodies[1]
-    bodies[1] = (pos + np.array([0.004, -0.003, 0.002]), np.roll((rot_b * rot_a).as_quat(), 1), vel, mass, inertia)
+    pos, _, *rest = bodies[1]
+    bodies[1] = (pos + np.array([0.004, -0.003, 0.002]), np.roll((rot_b * rot_a).as_quat(), 1), *rest)
     b._bodies = bodies
     return b.finalize(), model_rest, rot_a
 

@@ -109,3 +109,68 @@ def test_scene_without_its_script_starts_where_the_script_does():
     for name in ("robot_q", "robot_qd", "body_q", "body_quat", "body_qd", "particle_q", "particle_qd"):
         assert np.array_equal(getattr(start.simulator.state, name), getattr(whole.simulator.state, name)), name
     assert np.array_equal(start.simulator.state.robot_q[:7], whole.script.track.q[0][:7])
+
+
+@pytest.mark.parametrize("old,new,message", [
+    ("length: 0.01}", "length: 0.01, joint: hinge}", r"cables\[0\].grip.joint must be 'weld' or 'ball'"),
+    ("poisson_ratio: 0.4,", "poisson_ratio: 0.4, start_joint: 3,", r"cables\[0\].start_joint must be"),
+    ("poisson_ratio: 0.4,", "poisson_ratio: 0.4, segment_damping: {linear: x},",
+     r"cables\[0\].segment_damping.linear must be a finite number"),
+    ("poisson_ratio: 0.4,", "poisson_ratio: 0.4, segment_damping: {angular: -0.01},",
+     r"scene.yaml: cables\[0\]: rod.segment_damping: must be >= 0"),
+])
+def test_malformed_cable_end_or_damping_names_the_key(tmp_path, old, new, message):
+    with pytest.raises(ModelError, match=message):
+        load_scene(write(tmp_path, CABLE.replace(old, new)))
+
+
+def test_ball_joints_hold_the_cable_ends_by_position_and_segment_damping_reaches_every_segment(tmp_path):
+    text = CABLE.replace("poisson_ratio: 0.4,", "poisson_ratio: 0.4, start_joint: ball, "
+                         "segment_damping: {linear: 0.01, angular: 0.02},").replace(
+        "length: 0.01}", "length: 0.01, joint: ball}")
+    ball, weld = (load_scene(write(tmp_path, t)).simulator.model for t in (text, CABLE))
+    assert weld.potential_count == 2 * 9 + 2 * 2  # inner joints + two welds (coupling and rotation each)
+    assert ball.potential_count == 2 * 9 + 2  # two couplings only
+    np.testing.assert_array_equal(ball.body_damping, np.tile([0.01, 0.02], (10, 1)))
+    np.testing.assert_array_equal(weld.body_damping, 0.0)
+
+
+TRAJECTORY_ROWS = """t,px,py,pz,r00,r01,r02,r10,r11,r12,r20,r21,r22
+0.00,0.514,0.197,0.1005,1,0,0,0,-1,0,0,0,-1
+0.01,0.514,0.196,0.1010,1,0,0,0,-1,0,0,0,-1
+0.02,0.514,0.195,0.1015,1,0,0,0,-1,0,0,0,-1
+"""
+TRAJECTORY_SCENE = GOOD.split("script:")[0] + """script:
+  robot: arm
+  tool_link: panda_tcp
+  trajectory: CSV
+  fixed_joints: [panda_finger_joint1]
+"""
+
+
+def test_trajectory_rotations_can_be_the_flanges_and_the_drives_can_go_without_velocity_targets(tmp_path):
+    """``orientation_link`` (the authors' recording gives the flange's rotation at the tool point), and
+    ``velocity_feedforward: false`` (their joint PD without velocity targets)."""
+    from cond_ros.sim.articulation import ArticulationKinematics
+    csv = tmp_path / "tool.csv"
+    csv.write_text(TRAJECTORY_ROWS)
+    base = TRAJECTORY_SCENE.replace("CSV", str(csv))
+    tcp = load_scene(write(tmp_path, base))
+    flange = load_scene(write(tmp_path, base + "  orientation_link: panda_link7\n  velocity_feedforward: false\n"))
+    target = np.diag([1.0, -1.0, -1.0])
+    for scene, link in ((tcp, "panda_tcp"), (flange, "panda_link7")):
+        art = scene.simulator.model.robots[0]
+        kin = ArticulationKinematics(art)
+        kin.update(scene.script.track.q[0])
+        np.testing.assert_allclose(kin.link_pose[art.link_index(link)][:3, :3], target, atol=1e-7)
+        np.testing.assert_allclose(kin.link_pose[art.link_index("panda_tcp")][:3, 3], [0.514, 0.197, 0.1005],
+                                   atol=1e-7)
+    assert np.abs(tcp.script.control(0.01).robot_qd_target).max() > 1e-3
+    assert not flange.script.control(0.01).robot_qd_target.any()
+    assert np.array_equal(flange.script.control(0.01).robot_q_target, flange.script.track.targets(0.01)[0])
+    with pytest.raises(ModelError, match="rigidly attached"):
+        load_scene(write(tmp_path, base + "  orientation_link: panda_link3\n"))
+    with pytest.raises(ModelError, match="script.orientation_link: no link 'nope'"):
+        load_scene(write(tmp_path, base + "  orientation_link: nope\n"))
+    with pytest.raises(ModelError, match="script.velocity_feedforward must be true or false"):
+        load_scene(write(tmp_path, base + "  velocity_feedforward: no way\n"))
