@@ -8,9 +8,18 @@ space spans exactly these motions, so one small Galerkin solve per iteration rem
 - every deformable (FEM) body: its node displacement fields that are polynomials of degree <= 2 in the
   node position (constant, linear and quadratic in x, y, z, for each of the three components: up to 30
   columns, orthonormalized over the body's nodes). Rigid translations and rotations are in this span;
-- every rigid body and robot: one column per DOF;
+- every rod (cable): the translation fields that are piecewise linear along it, on ``ROD_COARSE_POINTS``
+  evenly spaced segments (hat functions of the segment index, one column per point and component). The
+  slowest modes of V-FPI on a taut cable are exactly these: smooth translations along the chain, held back
+  by its axial and shear stiffness against the segments' tiny mass (measured on panda_cable at 320
+  segments: the eight slowest eigenvectors of W A are half-sine translation fields with no rotation, and
+  cond(W A) = 4.8e4). A rod's segment rotations follow through the V-FPI sweeps and need no columns;
+- every other rigid body and every robot: one column per DOF;
 - virtual nodes follow their owner: their rows are J_v times the owner's rows (eq. 14), so a coarse
   motion does not stretch the k_v springs of (15).
+
+The columns of one body, rod or robot are contiguous (a rod's interleaved point by point), so each row of
+P and of A P is zero outside a short column range; the kernels loop over those ranges only.
 """
 from __future__ import annotations
 
@@ -24,6 +33,7 @@ from ..model import Model, State
 
 POLYNOMIAL_DEGREE = 2
 RANK_TOLERANCE = 1e-8  # relative singular value below which a body's polynomial field is dropped (few nodes)
+ROD_COARSE_POINTS = 4  # per rod; panda_cable at 320 segments over 0-10 s: 14.4 mean iterations (max 29); 2: 14.6 (35), 16: 14.7 (27); 40-60 without
 
 
 def _polynomial_fields(positions: np.ndarray, degree: int = POLYNOMIAL_DEGREE) -> np.ndarray:
@@ -36,14 +46,28 @@ def _polynomial_fields(positions: np.ndarray, degree: int = POLYNOMIAL_DEGREE) -
     return u[:, s > RANK_TOLERANCE * s[0]]
 
 
+def _rod_fields(segments: int, points: int = ROD_COARSE_POINTS) -> np.ndarray:
+    """Hat functions of the segment index on ``points`` evenly spaced segments, (segments x points); they
+    sum to 1 on every segment (a rigid translation of the rod is in their span)."""
+    points = min(points, segments)
+    s = np.linspace(0.0, 1.0, segments)[:, None] * (points - 1)
+    return np.clip(1.0 - np.abs(s - np.arange(points)[None, :]), 0.0, None)
+
+
 def coarse_basis(model: Model, state: State, pattern, vn_dof: np.ndarray, vn_size: np.ndarray,
-                 vn_jac: np.ndarray) -> np.ndarray:
+                 vn_jac: np.ndarray, *, previous: np.ndarray | None = None) -> np.ndarray:
     """The coarse space P of the step, shape (n, k) over the augmented DOFs (original, then virtual nodes).
 
     ``pattern`` is the model's :class:`~cond_ros.sim.dynamics.SystemPattern`; ``vn_*`` are the step's
-    virtual nodes (``ContactSet``).
+    virtual nodes (``ContactSet``). ``previous``: the basis of an earlier step of the same model; without
+    FEM bodies its rows on the original DOFs depend on nothing that changes, and are reused.
     """
     n_o = model.dof_count
+    if previous is not None and not np.any(model.particle_object >= 0):
+        basis = np.zeros((n_o + 3 * len(vn_dof), previous.shape[1]))
+        basis[:n_o] = previous[:n_o]
+        _virtual_node_rows(basis, n_o, vn_dof, vn_size, vn_jac)
+        return basis
     blocks = []  # (rows, values (rows x columns)) of each column block on the original DOFs
     objects = model.particle_object
     for body in np.unique(objects[objects >= 0]):
@@ -51,19 +75,33 @@ def coarse_basis(model: Model, state: State, pattern, vn_dof: np.ndarray, vn_siz
         fields = _polynomial_fields(state.particle_q[nodes])
         for component in range(3):
             blocks.append((3 * nodes + component, fields))
-    for dof, size, kind in zip(pattern.group_dof, pattern.group_size, pattern.group_kind):
-        if kind != GROUP_PARTICLE:
-            blocks.append((dof + np.arange(size), np.eye(size)))
+    for r in range(len(model.rod_body_start) - 1):
+        bodies = model.rod_bodies[model.rod_body_start[r]:model.rod_body_start[r + 1]]
+        fields = _rod_fields(len(bodies))
+        interleaved = np.zeros((3 * len(bodies), 3 * fields.shape[1]))  # column 3 j + e: point j, component e
+        for e in range(3):
+            interleaved[e::3, e::3] = fields
+        rows = (model.body_dof_start + 6 * bodies)[:, None] + np.arange(3)
+        blocks.append((rows.reshape(-1), interleaved))
+    in_rod = np.zeros(len(pattern.group_dof), bool)
+    in_rod[model.particle_count + np.flatnonzero(model.body_rod >= 0)] = True
+    whole = (pattern.group_kind != GROUP_PARTICLE) & ~in_rod
+    for dof, size in zip(pattern.group_dof[whole], pattern.group_size[whole]):
+        blocks.append((dof + np.arange(size), np.eye(size)))
     k = sum(values.shape[1] for _, values in blocks)
     basis = np.zeros((n_o + 3 * len(vn_dof), k))
     column = 0
     for rows, values in blocks:
         basis[rows, column:column + values.shape[1]] = values
         column += values.shape[1]
+    _virtual_node_rows(basis, n_o, vn_dof, vn_size, vn_jac)
+    return basis
+
+
+def _virtual_node_rows(basis, n_o, vn_dof, vn_size, vn_jac) -> None:
     for j in range(len(vn_dof)):
         owner = basis[vn_dof[j]:vn_dof[j] + vn_size[j]]
         basis[n_o + 3 * j:n_o + 3 * j + 3] = vn_jac[j, :, :vn_size[j]] @ owner
-    return basis
 
 
 @kernel
@@ -90,13 +128,49 @@ def _times_basis(indptr, indices, data, vn_dof, vn_size, vn_jac, kv, basis, firs
                     out[vn_dof[k] + r, j] -= kv * vn_jac[k, e, r] * basis[base + e, j]
 
 
+@kernel
+def column_ranges(matrix):
+    """[first, last) of each row's nonzero columns ((0, 0) for a zero row), shape (rows, 2)."""
+    out = np.zeros((matrix.shape[0], 2), np.int64)
+    for r in range(matrix.shape[0]):
+        first = -1
+        last = 0
+        for j in range(matrix.shape[1]):
+            if matrix[r, j] != 0.0:
+                if first < 0:
+                    first = j
+                last = j + 1
+        if first >= 0:
+            out[r, 0] = first
+            out[r, 1] = last
+    return out
+
+
+@kernel
+def _galerkin(basis, a_basis, ranges, b, galerkin, coarse_b):
+    """P^T (A P) and P^T b over the rows' column ranges."""
+    galerkin[:] = 0.0
+    coarse_b[:] = 0.0
+    for r in range(basis.shape[0]):
+        for i in range(ranges[r, 0], ranges[r, 1]):
+            x = basis[r, i]
+            if x == 0.0:
+                continue
+            coarse_b[i] += x * b[r]
+            for j in range(ranges[r, 2], ranges[r, 3]):
+                galerkin[i, j] += x * a_basis[r, j]
+
+
 def coarse_operator(system, basis: np.ndarray):
-    """(A P, P^T A P, P^T b) of the step's system for the coarse space ``basis``."""
-    nonzero = basis != 0.0
-    first = np.where(nonzero.any(axis=1), nonzero.argmax(axis=1), 0)
-    last = np.where(nonzero.any(axis=1), basis.shape[1] - nonzero[:, ::-1].argmax(axis=1), 0)
+    """(A P, P^T A P, P^T b, ranges) of the step's system for the coarse space ``basis``; ``ranges`` (n, 4)
+    are :func:`column_ranges` of P and of A P, side by side."""
+    p_ranges = column_ranges(basis)
     a_basis = np.empty_like(basis)
     _times_basis(system.indptr, system.indices, system.data, system.vn_dof, system.vn_size, system.vn_jac,
-                 system.virtual_node_gain, basis, first, last, a_basis)
-    galerkin = basis.T @ a_basis
-    return a_basis, 0.5 * (galerkin + galerkin.T), basis.T @ system.rhs()
+                 system.virtual_node_gain, basis, np.ascontiguousarray(p_ranges[:, 0]),
+                 np.ascontiguousarray(p_ranges[:, 1]), a_basis)
+    ranges = np.ascontiguousarray(np.column_stack([p_ranges, column_ranges(a_basis)]))
+    k = basis.shape[1]
+    galerkin, coarse_b = np.empty((k, k)), np.empty(k)
+    _galerkin(basis, a_basis, ranges, system.rhs(), galerkin, coarse_b)
+    return a_basis, 0.5 * (galerkin + galerkin.T), coarse_b, ranges

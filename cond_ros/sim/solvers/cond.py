@@ -96,6 +96,7 @@ class SolverCOND(SolverBase):
         self.force_warm_start = bool(force_warm_start)
         self.coarse_correction = bool(coarse_correction)
         self._coarse_basis = None
+        self._last_coarse = None  # (model, its last coarse basis): rows that do not change are reused
         self.reset()
 
     def reset(self) -> None:
@@ -176,13 +177,16 @@ class SolverCOND(SolverBase):
     def prepare(self, model, state, contacts: ContactSet) -> None:
         """The step's coarse space (``coarse_correction`` only)."""
         if self.coarse_correction:
+            previous = self._last_coarse if self._last_coarse is not None and self._last_coarse[0] is model else None
             self._coarse_basis = coarse_basis(model, state, contacts.pattern, contacts.vn_dof, contacts.vn_size,
-                                              contacts.vn_jac)
+                                              contacts.vn_jac, previous=None if previous is None else previous[1])
+            self._last_coarse = (model, self._coarse_basis)
 
     def _coarse_arrays(self, system: LinearSystem):
-        """(P, A P, P^T A P, P^T b) of the step; empty (k = 0) without the coarse correction."""
+        """(P, A P, P^T A P, P^T b, column ranges) of the step; empty (k = 0) without the coarse correction."""
         if not self.coarse_correction:
-            return np.zeros((system.size, 0)), np.zeros((system.size, 0)), np.zeros((0, 0)), np.zeros(0)
+            return (np.zeros((system.size, 0)), np.zeros((system.size, 0)), np.zeros((0, 0)), np.zeros(0),
+                    np.zeros((system.size, 4), np.int64))
         basis, self._coarse_basis = self._coarse_basis, None  # one step's space, never reused
         if basis is None or basis.shape[0] != system.size:
             raise ModelError("SolverCOND: coarse_correction needs the step's coarse space; call step(), or "
