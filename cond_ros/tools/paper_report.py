@@ -71,6 +71,11 @@ def markdown(result: dict) -> str:
     lines += ["## Table IX: Chebyshev acceleration (mean iterations)", "",
               f"{t9['scene']}, {t9['dof']} DOF: {_fmt(t9['iters_without'])} without, {_fmt(t9['iters_with'])} with "
               f"(paper, four scenes: {json.dumps(t9['paper_table_ix'])}).", ""]
+    cable = t9.get("franka_cable")
+    if cable:
+        lines += _table(["scene", "without", "with", "paper without", "paper with"],
+                        [[f"Franka cable (panda_cable, {cable['segments']} segments, first {cable['steps']} steps)",
+                          cable["iters_without"], cable["iters_with"], *t9["paper_table_ix"]["Franka cable"]]])
     f11 = result["fig11"]
     lines += ["## Fig. 11: solver time vs DOF (30 iterations per step), linear-fit R^2", ""]
     lines += _table(["solver", "DOF", "solver ms", "R^2"],
