@@ -25,7 +25,7 @@ from .rod import Rod, RodMaterial, add_rod, clamp_rod_end
 from .sensors import BodyMount, SimulatedFTSensor, mount_body, spec_from_dict
 from .simulator import Simulator
 from ..resources import packaged_file
-from .tool_trajectory import IKTrack, ToolTrajectory, track_with_ik
+from .tool_trajectory import IKTrack, ToolTrajectory, rigid_rotation, track_with_ik
 from .urdf import load_urdf
 from .validate import ModelError
 
@@ -291,21 +291,12 @@ def _track(script: _Spec, art, q0, path: str, *, whole: bool = True) -> IKTrack:
     kin = ArticulationKinematics(art)
     traj = ToolTrajectory.load(csv_path)
     if links["orientation_link"] != tool:
-        traj = traj.with_rotation_offset(_rigid_rotation(kin, links["orientation_link"], tool, q0, dofs, path))
+        try:
+            traj = traj.with_rotation_offset(rigid_rotation(kin, links["orientation_link"], tool, q0, dofs))
+        except ModelError as exc:
+            raise ModelError(f"{path}: script.orientation_link: {exc}") from None
     # row 0 starts from q0 either way, so a stride past the end solves it exactly as the whole track does
     return track_with_ik(traj, kin, tool, q0, dofs, stride=1 if whole else len(traj))
-
-
-def _rigid_rotation(kin: ArticulationKinematics, frame: int, link: int, q0, dofs, path: str) -> np.ndarray:
-    """R_frame^T R_link, checked to be the same at two configurations (the links are rigidly attached)."""
-    offsets = []
-    for q in (np.asarray(q0, float), np.asarray(q0, float) + np.isin(np.arange(len(q0)), dofs) * 0.3):
-        kin.update(q)
-        offsets.append(kin.link_pose[frame][:3, :3].T @ kin.link_pose[link][:3, :3])
-    if not np.allclose(offsets[0], offsets[1], atol=1e-9):
-        raise ModelError(f"{path}: script.orientation_link must be rigidly attached to script.tool_link "
-                         "(a moving joint lies between them)")
-    return offsets[0]
 
 
 def _robot_link_pose(spec: _Spec, robots: list, path: str):

@@ -31,12 +31,13 @@ ORTHONORMAL_TOLERANCE = 1e-4  # max |R R^T - I| accepted in a file (then re-orth
 CONVERGED_POSITION_ERROR = 1e-4  # [m] a tracked row with a larger tool position error is a failure
 
 WINDING_CSV = os.path.join("config", "cable_winding_tool_trajectory.csv")  # a packaged file (cond_ros.resources)
-WINDING_TOOL_LINK = "panda_tcp"
+WINDING_TOOL_LINK = "panda_tcp"  # the rows' positions: the tool point, 0.1779 m along the flange's z
+WINDING_ORIENTATION_LINK = "panda_link7"  # the rows' rotations: the flange's (the authors' trace, columns R7_*)
 WINDING_ARM_JOINTS = tuple(f"panda_joint{i}" for i in range(1, 8))
-# Start configuration for the winding trajectory's first pose (tool at (0.514, 0.197, 0.1005),
-# R = diag(1, -1, -1)): IK from config/panda_pick.yaml's q, rounded. Elbow up (panda_link4 0.07 to
-# 0.28 m above the shoulder-wrist line over the whole trajectory); the finger stays open as in panda_pick.
-DEFAULT_WINDING_Q0 = (0.1304, 0.4648, 0.2197, -2.2060, -0.2092, 2.6521, 1.2980, 0.04)
+# Start configuration for the winding trajectory's first pose (tool at (0.514, 0.197, 0.1005), flange
+# R = diag(1, -1, -1)): IK from config/panda_pick.yaml's q, rounded. Elbow up; the finger stays open as in
+# panda_pick.
+DEFAULT_WINDING_Q0 = (-0.0264, 0.4882, 0.3668, -2.1986, -0.3523, 2.6324, 0.6113, 0.04)
 
 
 def _readonly(arr: np.ndarray) -> np.ndarray:
@@ -275,9 +276,25 @@ def track_with_ik(traj: ToolTrajectory, kinematics: ArticulationKinematics, tool
     return IKTrack(time, qs, qd, max_pos, max_rot)
 
 
+def rigid_rotation(kinematics: ArticulationKinematics, frame: int, link: int, q0, dofs) -> np.ndarray:
+    """R_frame^T R_link of two links of one robot, checked to be the same with ``dofs`` moved away from ``q0``
+    (the links must be rigidly attached); leaves ``kinematics`` at a moved configuration."""
+    q0 = np.asarray(q0, dtype=float)
+    offsets = []
+    for q in (q0, q0 + np.isin(np.arange(len(q0)), dofs) * 0.3):
+        kinematics.update(q)
+        offsets.append(kinematics.link_pose[frame][:3, :3].T @ kinematics.link_pose[link][:3, :3])
+    if not np.allclose(offsets[0], offsets[1], atol=1e-9):
+        names = kinematics.art.link_name
+        raise ModelError(f"{names[frame]!r} must be rigidly attached to {names[link]!r} (a moving joint lies "
+                         "between them)")
+    return offsets[0]
+
+
 def default_winding_track(robot_articulation: Articulation, q0=None, *, stride: int = 1,
                           progress: bool = False) -> IKTrack:
-    """The Panda's joint track of the packaged cable-winding trajectory (tool link ``panda_tcp``).
+    """The Panda's joint track of the packaged cable-winding trajectory (``panda_tcp`` at the rows' positions,
+    ``panda_link7`` at their rotations, as ``config/panda_cable.yaml`` tracks it).
 
     Args:
         robot_articulation: the Panda (``urdf/panda.urdf``); IK moves ``panda_joint1..7``.
@@ -289,9 +306,12 @@ def default_winding_track(robot_articulation: Articulation, q0=None, *, stride: 
     art = robot_articulation
     try:
         tool = art.link_index(WINDING_TOOL_LINK)
+        flange = art.link_index(WINDING_ORIENTATION_LINK)
         dofs = [art.dof_index(name) for name in WINDING_ARM_JOINTS]
     except KeyError as exc:
         raise ModelError(f"default_winding_track: {exc.args[0]}") from None
-    traj = ToolTrajectory.load(packaged_file(WINDING_CSV))
     start = DEFAULT_WINDING_Q0 if q0 is None else q0
-    return track_with_ik(traj, ArticulationKinematics(art), tool, start, dofs, stride=stride, progress=progress)
+    kinematics = ArticulationKinematics(art)
+    traj = ToolTrajectory.load(packaged_file(WINDING_CSV))
+    traj = traj.with_rotation_offset(rigid_rotation(kinematics, flange, tool, start, dofs))
+    return track_with_ik(traj, kinematics, tool, start, dofs, stride=stride, progress=progress)
