@@ -51,10 +51,10 @@ def test_cable_polyline_ends(small_scene):
 
 
 def test_collider_shapes(small_scene):
-    """The post is a 4 cm x 30 cm cylinder, the table a 0.6 x 1.2 x 0.1 m box."""
+    """The post is a 4 cm x 35 cm cylinder, the table a 0.6 x 1.2 x 0.1 m box."""
     post, table = collider_shapes(small_scene.simulator.model)
     assert post.kind == "cylinder"
-    np.testing.assert_allclose(post.size, [0.04, 0.04, 0.3])
+    np.testing.assert_allclose(post.size, [0.04, 0.04, 0.35])
     assert table.kind == "box"
     np.testing.assert_allclose(table.size, [0.6, 1.2, 0.1])
     np.testing.assert_allclose(table.pose[:3, 3], [0.6, 0.0, -0.05])
