@@ -232,6 +232,16 @@ def jacobian_velocity(v, dof, size, jac):
 
 
 @kernel
+def virtual_node_velocities(vn_dof, vn_size, vn_jac, v):
+    """v[n_o:] = J_v v[:n_o] (eq. 14), in place; n_o = len(v) - 3 vn_count."""
+    n_o = v.shape[0] - 3 * vn_dof.shape[0]
+    for k in range(vn_dof.shape[0]):
+        owner = jacobian_velocity(v, vn_dof[k], vn_size[k], vn_jac[k])
+        for e in range(3):
+            v[n_o + 3 * k + e] = owner[e]
+
+
+@kernel
 def add_jacobian_force(out, dof, size, jac, force, scale):
     """out[owner DOFs] += scale J^T force."""
     for r in range(size):

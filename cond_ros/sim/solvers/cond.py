@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..contacts import ContactSet, contact_keys, forces_to_world
-from ..dynamics import LinearSystem, virtual_node_jacobian
+from ..dynamics import LinearSystem, virtual_node_velocities
 from ..validate import ModelError, non_negative, positive, scalar
 from .base import SimulationError, SolverBase
 from .coarse_space import coarse_basis, coarse_operator
@@ -142,8 +142,9 @@ class SolverCOND(SolverBase):
         block_data *= alpha
         return w, (*blocks, block_data)
 
-    def _warm_start_owners(self, system: LinearSystem, contacts: ContactSet, v: np.ndarray) -> None:
-        """Apply :func:`owner_force_warm_start` with the previous forces of contacts seen again."""
+    def _warm_start_owners(self, system: LinearSystem, contacts: ContactSet, keys: np.ndarray, v: np.ndarray) -> None:
+        """Apply :func:`owner_force_warm_start` with the previous forces of contacts seen again (``keys``:
+        :func:`contact_keys` of ``contacts``)."""
         n_vn = system.vn_count
         # virtual nodes are created owner by owner, so each owner's nodes are one contiguous run
         change = np.flatnonzero(np.diff(system.vn_dof)) + 1
@@ -163,7 +164,6 @@ class SolverCOND(SolverBase):
         vn_force = np.zeros((n_vn, 3))
         old_keys, old_forces = self._previous_forces
         if len(old_keys):
-            keys = contact_keys(contacts)
             pos = np.minimum(np.searchsorted(old_keys, keys), len(old_keys) - 1)
             found = old_keys[pos] == keys
             # a contact's force acts on its side a and, reversed, on its side b (a robot link touching an
@@ -199,7 +199,7 @@ class SolverCOND(SolverBase):
         if self.warm_start and self._v_hat is not None and len(self._v_hat) == system.dof_count:
             v[:system.dof_count] = self._v_hat
         if system.vn_count:
-            v[system.dof_count:] = virtual_node_jacobian(system) @ v[:system.dof_count]
+            virtual_node_velocities(system.vn_dof, system.vn_size, system.vn_jac, v)
         return v
 
     def solve(self, system: LinearSystem, contacts: ContactSet, dt: float):
@@ -210,8 +210,9 @@ class SolverCOND(SolverBase):
         v = self.initial_guess(system)
         w, blocks = self._weights(system, contacts)
         force = np.zeros((contacts.count, 3))
+        keys = contact_keys(contacts)
         if self.force_warm_start and system.vn_count:
-            self._warm_start_owners(system, contacts, v)
+            self._warm_start_owners(system, contacts, keys, v)
         iterations, residual = velocity_fixed_point(
             system.indptr, system.indices, system.data, system.rhs(), system.vn_dof, system.vn_size, system.vn_jac,
             system.virtual_node_gain, contacts.group_start(), contacts.dof_a, contacts.dof_b, contacts.frame,
@@ -223,7 +224,6 @@ class SolverCOND(SolverBase):
             raise SimulationError(f"SolverCOND: V-FPI diverged (theta = {residual} at iteration {iterations}, "
                                   f"weights={self.weights!r})")
         self._v_hat = v[:system.dof_count].copy()
-        keys = contact_keys(contacts)
         order = np.argsort(keys, kind="stable")
         self._previous_forces = (keys[order], forces_to_world(contacts.frame, force)[order])
         return v, force, iterations, residual

@@ -188,18 +188,27 @@ def test_the_correction_kernel_is_its_galerkin_solve_written_out_densely(problem
     in_coarse = np.ones(count, bool)
     in_coarse[-1] = False  # never pushed in this solve: outside G, lambda = 0
     force[-1] = 0.0
-    tangent = np.minimum(1.0, np.hypot(force[:, 1], force[:, 2]) / trial)
-    stiffness = (in_coarse / gamma)[:, None] * np.column_stack([np.ones(count), tangent, tangent])
     rows = jac @ basis
-    matrix = galerkin + rows.T @ (stiffness.reshape(-1, 1) * rows)
-    expected = v_next + basis @ np.linalg.solve(matrix, coarse_b + rows.T @ force.ravel() - a_basis.T @ v_next)
+
+    def dense(force):
+        tangent = np.minimum(1.0, np.hypot(force[:, 1], force[:, 2]) / trial)
+        stiffness = (in_coarse / gamma)[:, None] * np.column_stack([np.ones(count), tangent, tangent])
+        matrix = galerkin + rows.T @ (stiffness.reshape(-1, 1) * rows)
+        return matrix, v_next + basis @ np.linalg.solve(matrix, coarse_b + rows.T @ force.ravel() - a_basis.T @ v_next)
 
     kernel_rows, span = contact_coarse_rows(basis, ranges, contacts.dof_a, contacts.dof_b, contacts.frame)
     np.testing.assert_allclose(kernel_rows, rows.reshape(count, 3, -1), rtol=0, atol=1e-12)
-    actual = v_next.copy()
-    coarse_correction(basis, a_basis, galerkin, coarse_b, ranges, kernel_rows, span, contacts.dof_a,
-                      contacts.dof_b, contacts.frame, contacts.offset, 0.0, w, force, in_coarse, v_star, actual)
-    np.testing.assert_allclose(actual, expected, rtol=0, atol=1e-9 * np.abs(expected - v_next).max())
+    matrix, counted = galerkin.copy(), np.full(count, -1.0)
+    # the second call, with G kept from the first: the sliding contact slides further, the sticking one sticks
+    sliding_further = force.copy()
+    sliding_further[2, 1:] *= 0.5
+    for forces in (force, sliding_further):
+        expected_matrix, expected = dense(forces)
+        actual = v_next.copy()
+        coarse_correction(basis, a_basis, matrix, counted, coarse_b, ranges, kernel_rows, span, contacts.dof_a,
+                          contacts.dof_b, contacts.frame, contacts.offset, 0.0, w, forces, in_coarse, v_star, actual)
+        np.testing.assert_allclose(matrix, expected_matrix, rtol=1e-12, atol=1e-12 * np.abs(expected_matrix).max())
+        np.testing.assert_allclose(actual, expected, rtol=0, atol=1e-9 * np.abs(expected - v_next).max())
 
 
 def test_the_correction_skips_a_blown_up_iterate(grip):
@@ -214,8 +223,8 @@ def test_the_correction_skips_a_blown_up_iterate(grip):
         v_next = np.zeros(system.size)
         v_next[0] = bad
         actual = v_next.copy()
-        coarse_correction(basis, a_basis, galerkin, coarse_b, ranges, rows, span, contacts.dof_a, contacts.dof_b,
-                          contacts.frame,
+        coarse_correction(basis, a_basis, galerkin.copy(), np.full(contacts.count, -1.0), coarse_b, ranges, rows,
+                          span, contacts.dof_a, contacts.dof_b, contacts.frame,
                           contacts.offset, 0.0, np.full(system.size, 1e-3), force, np.ones(contacts.count, bool),
                           np.zeros(system.size), actual)
         np.testing.assert_array_equal(actual, v_next)

@@ -381,7 +381,7 @@ def test_force_warm_start_puts_owners_on_the_reduced_dynamics_of_both_contact_si
     v = v_exact.copy()
     v[robot] = 0.0  # owners and their virtual nodes start away from the answer
     v[system.dof_count:] = 0.0
-    solver._warm_start_owners(system, contacts, v)
+    solver._warm_start_owners(system, contacts, keys, v)
     scale = np.abs(v_exact[robot]).max() + np.abs(force).max() / model.virtual_node_gain
     np.testing.assert_allclose(v[robot], v_exact[robot], rtol=0, atol=1e-6 * scale)
     np.testing.assert_allclose(v[system.dof_count:], v_exact[system.dof_count:], rtol=0, atol=1e-6 * scale)
