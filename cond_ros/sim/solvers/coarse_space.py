@@ -105,27 +105,50 @@ def _virtual_node_rows(basis, n_o, vn_dof, vn_size, vn_jac) -> None:
 
 
 @kernel
-def _times_basis(indptr, indices, data, vn_dof, vn_size, vn_jac, kv, basis, first, last, out):
-    """out = A P for the augmented A of eq. (15), skipping the zero columns of each row of P.
+def _times_basis(indptr, indices, data, vn_dof, vn_size, vn_jac, kv, basis, first, last, out, out_ranges):
+    """out = A P for the augmented A of eq. (15), skipping the zero columns of each row of P, and the column
+    range [first, last) outside which each row of ``out`` is zero (``out_ranges``, (n, 2)).
 
     Row r of P is zero outside columns [first[r], last[r]) (a node of one FEM body touches only that
     body's columns), which makes this ~3x cheaper than A times each column of P.
     """
     n_o = indptr.shape[0] - 1
+    k_all = basis.shape[1]
     out[:] = 0.0
+    out_ranges[:, 0] = k_all
+    out_ranges[:, 1] = 0
     for i in range(n_o):
         for p in range(indptr[i], indptr[i + 1]):
             c = indices[p]
+            if last[c] > first[c]:
+                out_ranges[i, 0] = min(out_ranges[i, 0], first[c])
+                out_ranges[i, 1] = max(out_ranges[i, 1], last[c])
             for j in range(first[c], last[c]):
                 out[i, j] += data[p] * basis[c, j]
     for k in range(vn_dof.shape[0]):
         base = n_o + 3 * k
-        for j in range(basis.shape[1]):
+        lo = k_all
+        hi = 0
+        for q in range(vn_size[k] + 3):  # the owner's rows, then the node's
+            r = vn_dof[k] + q if q < vn_size[k] else base + q - vn_size[k]
+            if last[r] > first[r]:
+                lo = min(lo, first[r])
+                hi = max(hi, last[r])
+        for j in range(lo, hi):
             owner = jacobian_velocity(basis[:, j], vn_dof[k], vn_size[k], vn_jac[k])
             for e in range(3):
                 out[base + e, j] = kv * (basis[base + e, j] - owner[e])
                 for r in range(vn_size[k]):
                     out[vn_dof[k] + r, j] -= kv * vn_jac[k, e, r] * basis[base + e, j]
+        if hi > lo:
+            for q in range(vn_size[k] + 3):
+                r = vn_dof[k] + q if q < vn_size[k] else base + q - vn_size[k]
+                out_ranges[r, 0] = min(out_ranges[r, 0], lo)
+                out_ranges[r, 1] = max(out_ranges[r, 1], hi)
+    for r in range(out_ranges.shape[0]):
+        if out_ranges[r, 1] <= out_ranges[r, 0]:
+            out_ranges[r, 0] = 0
+            out_ranges[r, 1] = 0
 
 
 @kernel
@@ -166,10 +189,11 @@ def coarse_operator(system, basis: np.ndarray):
     are :func:`column_ranges` of P and of A P, side by side."""
     p_ranges = column_ranges(basis)
     a_basis = np.empty_like(basis)
+    a_ranges = np.empty_like(p_ranges)
     _times_basis(system.indptr, system.indices, system.data, system.vn_dof, system.vn_size, system.vn_jac,
                  system.virtual_node_gain, basis, np.ascontiguousarray(p_ranges[:, 0]),
-                 np.ascontiguousarray(p_ranges[:, 1]), a_basis)
-    ranges = np.ascontiguousarray(np.column_stack([p_ranges, column_ranges(a_basis)]))
+                 np.ascontiguousarray(p_ranges[:, 1]), a_basis, a_ranges)
+    ranges = np.ascontiguousarray(np.column_stack([p_ranges, a_ranges]))
     k = basis.shape[1]
     galerkin, coarse_b = np.empty((k, k)), np.empty(k)
     _galerkin(basis, a_basis, ranges, system.rhs(), galerkin, coarse_b)

@@ -12,7 +12,7 @@ from ..dynamics import LinearSystem, virtual_node_velocities
 from ..validate import ModelError, non_negative, positive, scalar
 from .base import SimulationError, SolverBase
 from .coarse_space import coarse_basis, coarse_operator
-from .cond_kernels import contact_velocities, owner_force_warm_start, velocity_fixed_point
+from .cond_kernels import contact_velocities, owner_block_inverses, owner_force_warm_start, velocity_fixed_point
 from .friction_cone import PROJECTION_PROXIMAL, PROJECTION_STRICT, project_cone
 from .weights import (BLOCK_LARGEST_EIGENVALUE, POWER_ITERATIONS, WEIGHTS_BB1, WEIGHTS_BB2, WEIGHTS_BB_ALTERNATING,
                       WEIGHTS_BLOCK, WEIGHTS_FROBENIUS, block_layout, block_weights, frobenius_terms,
@@ -153,14 +153,7 @@ class SolverCOND(SolverBase):
         owner_size = system.vn_size[starts]
         slots = contacts.pattern.block_slot[contacts.pattern.diag_pair[contacts.vn_group[starts]]]
         bounds = np.append(starts, n_vn).astype(np.int64)
-        width = system.vn_jac.shape[2]
-        inverse = np.zeros((len(starts), width, width))
-        for g, (size, slot) in enumerate(zip(owner_size, slots)):
-            block = system.data[slot[:size, None] + np.arange(size)]
-            for k in range(bounds[g], bounds[g + 1]):
-                jac = system.vn_jac[k, :, :size]
-                block = block - system.virtual_node_gain * jac.T @ jac
-            inverse[g, :size, :size] = np.linalg.inv(block)
+        inverse = owner_block_inverses(system.data, slots, owner_size, bounds, system.vn_jac, system.virtual_node_gain)
         vn_force = np.zeros((n_vn, 3))
         old_keys, old_forces = self._previous_forces
         if len(old_keys):

@@ -121,6 +121,27 @@ def solve_surrogate_contacts(group_start, dof_a, dof_b, frame, friction, offset,
 
 
 @kernel
+def owner_block_inverses(data, slots, owner_size, owner_vn_start, vn_jac, kv):
+    """(A_o,gg)^-1 of each virtual-node owner g: its diagonal block of ``data`` (which holds A_o + k_v J^T J,
+    eq. 15) without its nodes' k_v J^T J; zero-padded to the widest owner, shape (owners, width, width)."""
+    width = vn_jac.shape[2]
+    out = np.zeros((owner_size.shape[0], width, width))
+    for g in range(owner_size.shape[0]):
+        size = owner_size[g]
+        block = np.empty((size, size))
+        for r in range(size):
+            for c in range(size):
+                block[r, c] = data[slots[g, r] + c]
+        for k in range(owner_vn_start[g], owner_vn_start[g + 1]):
+            for r in range(size):
+                for c in range(size):
+                    block[r, c] -= kv * (vn_jac[k, 0, r] * vn_jac[k, 0, c] + vn_jac[k, 1, r] * vn_jac[k, 1, c]
+                                         + vn_jac[k, 2, r] * vn_jac[k, 2, c])
+        out[g, :size, :size] = np.linalg.inv(block)
+    return out
+
+
+@kernel
 def owner_force_warm_start(indptr, indices, data, b, kv, owner_dof, owner_size, owner_inverse, owner_vn_start,
                            vn_jac, vn_force, v):
     """Initial velocities of virtual-node owners and their nodes from guessed node forces (world, [N]).
