@@ -118,13 +118,21 @@ def _times_basis(indptr, indices, data, vn_dof, vn_size, vn_jac, kv, basis, firs
     out_ranges[:, 0] = k_all
     out_ranges[:, 1] = 0
     for i in range(n_o):
+        lo = k_all
+        hi = 0
         for p in range(indptr[i], indptr[i + 1]):
             c = indices[p]
-            if last[c] > first[c]:
-                out_ranges[i, 0] = min(out_ranges[i, 0], first[c])
-                out_ranges[i, 1] = max(out_ranges[i, 1], last[c])
-            for j in range(first[c], last[c]):
-                out[i, j] += data[p] * basis[c, j]
+            f = first[c]
+            t = last[c]
+            if t <= f:
+                continue
+            lo = min(lo, f)
+            hi = max(hi, t)
+            x = data[p]
+            for j in range(f, t):
+                out[i, j] += x * basis[c, j]
+        out_ranges[i, 0] = lo
+        out_ranges[i, 1] = hi
     for k in range(vn_dof.shape[0]):
         base = n_o + 3 * k
         lo = k_all

@@ -383,6 +383,7 @@ def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_jac, kv, 
     theta_prev = np.inf
     iterations = 0
     two_level = coarse.shape[1] > 0
+    barzilai_borwein = weight_mode != WEIGHTS_FROBENIUS and weight_mode != WEIGHTS_BLOCK
     in_coarse = np.zeros(force.shape[0], np.bool_)
     contact_rows, contact_span = contact_coarse_rows(coarse, coarse_ranges, dof_a, dof_b, frame)
     coarse_matrix = galerkin.copy()
@@ -391,7 +392,7 @@ def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_jac, kv, 
     best_iteration = 0
     for it in range(max_iterations):
         iterations = it + 1
-        if weight_mode != WEIGHTS_FROBENIUS and weight_mode != WEIGHTS_BLOCK:
+        if barzilai_borwein:
             if it > 0:
                 diff[:] = v - v_prev
                 z = av - av_prev
@@ -438,12 +439,13 @@ def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_jac, kv, 
         theta_prev = theta
         v_prev[:] = v
         v[:] = v_next
-        av_prev[:] = av
-        augmented_matvec(indptr, indices, data, vn_dof, vn_size, vn_jac, kv, v, av)
-        if theta < tolerance:
+        if theta < tolerance:  # before the next A v: the last iterate needs none
             break
         if not theta < np.inf:  # a non-finite iterate: stop (SolverCOND.solve raises SimulationError)
             break
+        if barzilai_borwein:
+            av_prev[:] = av
+        augmented_matvec(indptr, indices, data, vn_dof, vn_size, vn_jac, kv, v, av)
     if theta >= tolerance:
         # Not converged within l_max: return the last plain update, which satisfies the contact
         # conditions of its surrogate problem, rather than an extrapolated Chebyshev iterate.
