@@ -77,7 +77,8 @@ def metrics(t, reference, ours):
 
 def print_table(title, m):
     print(f"\n{title}  (t = {m['span_s'][0]:.2f}..{m['span_s'][1]:.2f} s)")
-    print(f"{'window [s]':>12} | {'RMS x':>6} {'RMS y':>6} {'RMS z':>6} [N] | {'corr x':>6} {'corr y':>6} {'corr z':>6}")
+    print(f"{'window [s]':>12} | {'RMS x':>6} {'RMS y':>6} {'RMS z':>6} [N] | "
+          f"{'corr x':>6} {'corr y':>6} {'corr z':>6}")
     rows = [("whole run", m["whole"])] + [(f"{w['start_s']:.0f}-{w['end_s']:.0f}", w) for w in m["windows"]]
     for label, r in rows:
         corr = [r[a]["correlation"] for a in ("fx", "fy", "fz")]

@@ -292,7 +292,8 @@ def assemble(model: Model, pattern: SystemPattern, state, control, dt: float,
     data = np.empty(pattern.nnz)
     b = np.zeros(model.dof_count)  # robot rows are accumulated, not set
     assemble_inertia(model.particle_mass, state.particle_qd, control.particle_force, model.body_mass,
-                     model.body_inertia, model.body_damping, state.body_quat, state.body_qd, control.body_wrench, model.gravity,
+                     model.body_inertia, model.body_damping, state.body_quat, state.body_qd, control.body_wrench,
+                     model.gravity,
                      model.integration_theta * dt, pattern.group_dof, pattern.diag_pair, pattern.block_slot, data, b)
     assemble_model_potentials(model, pattern, state, dt, data, b)
     if model.tet_count:

@@ -338,8 +338,8 @@ def _add_cable(builder: ModelBuilder, c: _Spec, robots: list, path: str) -> Rod:
     if c.get("fixed_start", True):
         clamp_rod_end(builder, rod, "start", world_point(start), rotation=_joint(c, "start_joint", path))
     if grip is not None:
-        clamp_rod_end(builder, rod, "end", robot_link_point(r, link), stiffness_scale=grip.number("stiffness_scale", 1.0),
-                      rotation=_joint(grip, "joint", path))
+        clamp_rod_end(builder, rod, "end", robot_link_point(r, link),
+                      stiffness_scale=grip.number("stiffness_scale", 1.0), rotation=_joint(grip, "joint", path))
     return rod
 
 

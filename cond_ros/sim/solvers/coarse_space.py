@@ -33,7 +33,9 @@ from ..model import Model, State
 
 POLYNOMIAL_DEGREE = 2
 RANK_TOLERANCE = 1e-8  # relative singular value below which a body's polynomial field is dropped (few nodes)
-ROD_COARSE_POINTS = 4  # per rod; panda_cable at 320 segments over 0-10 s: 14.4 mean iterations (max 29); 2: 14.6 (35), 16: 14.7 (27); 40-60 without
+# per rod; panda_cable at 320 segments over 0-10 s: 14.4 mean iterations (max 29); 2 points: 14.6 (35), 16: 14.7 (27);
+# 40-60 without the rod's columns
+ROD_COARSE_POINTS = 4
 
 
 def _polynomial_fields(positions: np.ndarray, degree: int = POLYNOMIAL_DEGREE) -> np.ndarray:
