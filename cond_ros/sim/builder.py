@@ -324,9 +324,6 @@ class ModelBuilder:
                 return np.zeros((0,) + shape, dtype=dtype)
             return np.ascontiguousarray(np.array([r[col] for r in rows], dtype=dtype).reshape((-1,) + shape))
 
-        body_rod = np.full(len(self._bodies), -1, dtype=np.int64)
-        for r, bodies in enumerate(self._rods):
-            body_rod[bodies] = r
         rod_start = np.concatenate([[0], np.cumsum([len(b) for b in self._rods])]).astype(np.int64)
         rod_bodies = np.concatenate([np.zeros(0, np.int64)] + self._rods).astype(np.int64)
         P, B, C, U, G = self._particles, self._bodies, self._contact_points, self._potentials, self._colliders
@@ -362,7 +359,7 @@ class ModelBuilder:
             particle_contact=stack(P, 5, (), bool), particle_object=stack(P, 6, (), np.int64),
             tet_nodes=stack(T, 0, (4,), np.int64), tet_rest_shape_inverse=stack(T, 1, (3, 3)),
             tet_rest_volume=stack(T, 2, ()), tet_lame=stack(T, 3, (2,)), tet_damping_time=stack(T, 4, ()),
-            body_rod=body_rod, rod_body_start=rod_start, rod_bodies=rod_bodies,
+            rod_body_start=rod_start, rod_bodies=rod_bodies,
         )
 
     def body_mass(self, body: int) -> float:

@@ -66,7 +66,6 @@ class Model:
         body_inertia: inertia about the COM in body coordinates [kg m^2], shape (body_count, 3, 3).
         body_damping: (linear [N s/m], angular [N m s/rad]) isotropic damping of each body's absolute world
             velocity, the force -c v_hat (the authors' per-segment cable damping), shape (body_count, 2).
-        body_rod: the rod (cable) each body is a segment of, -1 for none, shape (body_count,).
         rod_body_start, rod_bodies: rod r's segments, in order along it, are
             ``rod_bodies[rod_body_start[r]:rod_body_start[r + 1]]``; shapes (rod_count + 1,), (segments,).
         contact_point_body: body owning each contact point, shape (contact_point_count,).
@@ -181,7 +180,6 @@ class Model:
     tet_lame: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 2)))
     tet_damping_time: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
     body_damping: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 2)))
-    body_rod: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))
     rod_body_start: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(1, np.int64))
     rod_bodies: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, np.int64))
 

@@ -317,14 +317,13 @@ def _add_cable(builder: ModelBuilder, c: _Spec, robots: list, path: str) -> Rod:
     """A Cosserat-rod cable (``rod``): straight from ``start`` to ``end`` (a point, or a robot link's origin),
     its start welded to the world (``fixed_start``) and its end to the robot link (``grip``)."""
     damping = c.sub("segment_damping")
+    values = dict(radius=c.number("radius"), density=c.number("density"), youngs_modulus=c.number("youngs_modulus"),
+                  poisson_ratio=c.number("poisson_ratio"), mu=c.number("mu", 0.5),
+                  damping_time=c.number("damping_time", 1e-3),
+                  segment_damping=(damping.number("linear", 0.0), damping.number("angular", 0.0)))
     try:
-        material = RodMaterial(radius=c.number("radius"), density=c.number("density"),
-                               youngs_modulus=c.number("youngs_modulus"), poisson_ratio=c.number("poisson_ratio"),
-                               mu=c.number("mu", 0.5), damping_time=c.number("damping_time", 1e-3),
-                               segment_damping=(damping.number("linear", 0.0), damping.number("angular", 0.0)))
+        material = RodMaterial(**values)
     except ModelError as exc:
-        if str(exc).startswith(path):
-            raise
         raise ModelError(f"{path}: {c.path}: {exc}") from None
     start = c.vector("start", 3)
     grip = c.sub("grip") if "grip" in c.data else None

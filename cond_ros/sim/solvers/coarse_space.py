@@ -86,7 +86,7 @@ def coarse_basis(model: Model, state: State, pattern, vn_dof: np.ndarray, vn_siz
         rows = (model.body_dof_start + 6 * bodies)[:, None] + np.arange(3)
         blocks.append((rows.reshape(-1), interleaved))
     in_rod = np.zeros(len(pattern.group_dof), bool)
-    in_rod[model.particle_count + np.flatnonzero(model.body_rod >= 0)] = True
+    in_rod[model.particle_count + model.rod_bodies] = True
     whole = (pattern.group_kind != GROUP_PARTICLE) & ~in_rod
     for dof, size in zip(pattern.group_dof[whole], pattern.group_size[whole]):
         blocks.append((dof + np.arange(size), np.eye(size)))

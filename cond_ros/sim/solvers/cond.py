@@ -170,9 +170,10 @@ class SolverCOND(SolverBase):
     def prepare(self, model, state, contacts: ContactSet) -> None:
         """The step's coarse space (``coarse_correction`` only)."""
         if self.coarse_correction:
-            previous = self._last_coarse if self._last_coarse is not None and self._last_coarse[0] is model else None
+            last = self._last_coarse
+            previous = last[1] if last is not None and last[0] is model else None
             self._coarse_basis = coarse_basis(model, state, contacts.pattern, contacts.vn_dof, contacts.vn_size,
-                                              contacts.vn_jac, previous=None if previous is None else previous[1])
+                                              contacts.vn_jac, previous=previous)
             self._last_coarse = (model, self._coarse_basis)
 
     def _coarse_arrays(self, system: LinearSystem):

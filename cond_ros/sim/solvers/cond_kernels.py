@@ -308,13 +308,14 @@ def coarse_correction(coarse, coarse_a, matrix, counted_weight, coarse_b, ranges
         u = _contact_velocity(m, dof_a, dof_b, frame, offset, v_star)
         trial = np.hypot(u[1], u[2]) / gamma
         tangent_weight = 1.0 if trial <= 0.0 else min(1.0, np.hypot(force[m, 1], force[m, 2]) / trial)
-        normal_stiffness = 0.0
-        tangent_stiffness = (tangent_weight - counted_weight[m]) / gamma
-        if counted_weight[m] < 0.0:
+        if counted_weight[m] < 0.0:  # joins G: its whole surrogate stiffness
             normal_stiffness = 1.0 / gamma
             tangent_stiffness = tangent_weight / gamma
         elif tangent_weight == counted_weight[m]:
             continue
+        else:  # in G at another tangent weight: the difference
+            normal_stiffness = 0.0
+            tangent_stiffness = (tangent_weight - counted_weight[m]) / gamma
         counted_weight[m] = tangent_weight
         for i in range(first, last):
             x0 = normal_stiffness * contact_rows[m, 0, i]
