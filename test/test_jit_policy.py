@@ -28,7 +28,7 @@ from cond_ros.sim import jit
 PACKAGE_ROOT = pathlib.Path(cond_ros.__file__).resolve().parent
 JIT_FILE = PACKAGE_ROOT / "sim" / "jit.py"
 JIT_MODULE = "cond_ros.sim.jit"
-KERNEL_DECORATORS = {"kernel", "parallel_kernel"}
+KERNEL_DECORATORS = {"kernel", "leaf_kernel", "parallel_kernel"}
 NUMBA_COMPILERS = {"njit", "jit", "generated_jit", "vectorize", "guvectorize", "cfunc", "stencil", "jit_module"}
 POLICY_FLAGS = {"cache", "nogil", "fastmath", "error_model", "parallel", "nopython", "boundscheck"}
 MIN_KERNEL_MODULES = 5  # the lint must actually see the kernel modules (dynamics, rigid, collision, ...)

@@ -11,8 +11,9 @@ from ..contacts import ContactSet, contact_keys, forces_to_world
 from ..dynamics import LinearSystem, virtual_node_velocities
 from ..validate import ModelError, non_negative, positive, scalar
 from .base import SimulationError, SolverBase
-from .coarse_space import coarse_basis, coarse_operator
-from .cond_kernels import contact_velocities, owner_block_inverses, owner_force_warm_start, velocity_fixed_point
+from .coarse_space import (coarse_basis, coarse_operator, extend_pattern, product_terms, row_pattern,
+                           rows_are_static)
+from .cond_kernels import contact_velocities, velocity_fixed_point, warm_start_owners
 from .friction_cone import PROJECTION_PROXIMAL, PROJECTION_STRICT, project_cone
 from .weights import (BLOCK_LARGEST_EIGENVALUE, POWER_ITERATIONS, WEIGHTS_BB1, WEIGHTS_BB2, WEIGHTS_BB_ALTERNATING,
                       WEIGHTS_BLOCK, WEIGHTS_FROBENIUS, block_layout, block_weights, frobenius_terms,
@@ -95,8 +96,8 @@ class SolverCOND(SolverBase):
         self.warm_start = bool(warm_start)
         self.force_warm_start = bool(force_warm_start)
         self.coarse_correction = bool(coarse_correction)
-        self._coarse_basis = None
-        self._last_coarse = None  # (model, its last coarse basis): rows that do not change are reused
+        self._coarse_space = None
+        self._last_coarse = None  # (model, its last basis, that basis's original rows' row_pattern, A_o P's terms)
         self.reset()
 
     def reset(self) -> None:
@@ -143,49 +144,44 @@ class SolverCOND(SolverBase):
         return w, (*blocks, block_data)
 
     def _warm_start_owners(self, system: LinearSystem, contacts: ContactSet, keys: np.ndarray, v: np.ndarray) -> None:
-        """Apply :func:`owner_force_warm_start` with the previous forces of contacts seen again (``keys``:
+        """Apply :func:`warm_start_owners` with the previous forces of contacts seen again (``keys``:
         :func:`contact_keys` of ``contacts``)."""
-        n_vn = system.vn_count
-        # virtual nodes are created owner by owner, so each owner's nodes are one contiguous run
-        change = np.flatnonzero(np.diff(system.vn_dof)) + 1
-        starts = np.concatenate([[0], change]).astype(np.int64)
-        owner_dof = system.vn_dof[starts]
-        owner_size = system.vn_size[starts]
-        slots = contacts.pattern.block_slot[contacts.pattern.diag_pair[contacts.vn_group[starts]]]
-        bounds = np.append(starts, n_vn).astype(np.int64)
-        inverse = owner_block_inverses(system.data, slots, owner_size, bounds, system.vn_jac, system.virtual_node_gain)
-        vn_force = np.zeros((n_vn, 3))
-        old_keys, old_forces = self._previous_forces
-        if len(old_keys):
-            pos = np.minimum(np.searchsorted(old_keys, keys), len(old_keys) - 1)
-            found = old_keys[pos] == keys
-            # a contact's force acts on its side a and, reversed, on its side b (a robot link touching an
-            # FEM node has its virtual node on side b)
-            for ends, sign in ((contacts.dof_a, 1.0), (contacts.dof_b, -1.0)):
-                seen = found & (ends >= system.dof_count)
-                vn_force[(ends[seen] - system.dof_count) // 3] = sign * old_forces[pos[seen]]
-        owner_force_warm_start(system.indptr, system.indices, system.data, system.b, system.virtual_node_gain,
-                               owner_dof, owner_size, inverse, bounds, system.vn_jac, vn_force, v)
+        pattern = contacts.pattern
+        warm_start_owners(system.indptr, system.indices, system.data, system.b, system.virtual_node_gain,
+                          system.vn_dof, system.vn_size, system.vn_jac, contacts.vn_group, pattern.block_slot,
+                          pattern.diag_pair, contacts.dof_a, contacts.dof_b, keys, *self._previous_forces, v)
 
     def prepare(self, model, state, contacts: ContactSet) -> None:
         """The step's coarse space (``coarse_correction`` only)."""
         if self.coarse_correction:
             last = self._last_coarse
-            previous = last[1] if last is not None and last[0] is model else None
-            self._coarse_basis = coarse_basis(model, state, contacts.pattern, contacts.vn_dof, contacts.vn_size,
-                                              contacts.vn_jac, previous=previous)
-            self._last_coarse = (model, self._coarse_basis)
+            same_model = last is not None and last[0] is model
+            basis = coarse_basis(model, state, contacts.pattern, contacts.vn_dof, contacts.vn_size,
+                                 contacts.vn_jac, previous=last[1] if same_model else None)
+            n_o = model.dof_count
+            # the nonzeros of the rows on the original DOFs are scanned once per model when those rows are reused,
+            # and A_o P's structure is rebuilt only when their pattern changes (an FEM body's never does)
+            static = same_model and rows_are_static(model)
+            original = last[2] if static else row_pattern(basis[:n_o], 0)
+            if static or (same_model and all(np.array_equal(x, y) for x, y in zip(original, last[2]))):
+                original, product = last[2], last[3]
+            else:
+                product = product_terms(contacts.pattern.indptr, contacts.pattern.indices, *original,
+                                        basis.shape[1])
+            self._coarse_space = (basis, extend_pattern(original, basis, n_o), product)
+            self._last_coarse = (model, basis, original, product)
 
     def _coarse_arrays(self, system: LinearSystem):
         """(P, A P, P^T A P, P^T b, column ranges) of the step; empty (k = 0) without the coarse correction."""
         if not self.coarse_correction:
             return (np.zeros((system.size, 0)), np.zeros((system.size, 0)), np.zeros((0, 0)), np.zeros(0),
                     np.zeros((system.size, 4), np.int64))
-        basis, self._coarse_basis = self._coarse_basis, None  # one step's space, never reused
-        if basis is None or basis.shape[0] != system.size:
+        space, self._coarse_space = self._coarse_space, None  # one step's space, never reused
+        if space is None or space[0].shape[0] != system.size:
             raise ModelError("SolverCOND: coarse_correction needs the step's coarse space; call step(), or "
                              "prepare(model, state, contacts) before solve()")
-        return (basis, *coarse_operator(system, basis))
+        basis, pattern, product = space
+        return (basis, *coarse_operator(system, basis, pattern, product))
 
     def initial_guess(self, system: LinearSystem) -> np.ndarray:
         """v^1: the previous v_hat on the original DOFs, J_v v_hat on the virtual nodes (Sec. V-A5)."""

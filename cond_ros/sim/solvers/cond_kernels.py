@@ -8,7 +8,7 @@ import numpy as np
 from numba import prange
 
 from ..dynamics import augmented_matvec, jacobian_velocity
-from ..jit import kernel, parallel_kernel
+from ..jit import kernel, leaf_kernel, parallel_kernel
 from .friction_cone import project_cone
 from .weights import WEIGHTS_BB1, WEIGHTS_BB_ALTERNATING, WEIGHTS_BLOCK, WEIGHTS_FROBENIUS, apply_block_weights
 
@@ -20,7 +20,7 @@ CHEBYSHEV_STALL_ITERATIONS = 10
 CHEBYSHEV_RESTART_DELAY = 3
 
 
-@kernel
+@leaf_kernel
 def _contact_velocity(m, dof_a, dof_b, frame, offset, v):
     """u_m = J_c,m v + phi_m: contact m's relative velocity in its frame (n, t1, t2) [m/s], as a tuple.
 
@@ -34,24 +34,12 @@ def _contact_velocity(m, dof_a, dof_b, frame, offset, v):
         r0 -= v[b]
         r1 -= v[b + 1]
         r2 -= v[b + 2]
-    f = frame[m]
-    return (f[0, 0] * r0 + f[0, 1] * r1 + f[0, 2] * r2 + offset[m, 0],
-            f[1, 0] * r0 + f[1, 1] * r1 + f[1, 2] * r2 + offset[m, 1],
-            f[2, 0] * r0 + f[2, 1] * r1 + f[2, 2] * r2 + offset[m, 2])
+    return (frame[m, 0, 0] * r0 + frame[m, 0, 1] * r1 + frame[m, 0, 2] * r2 + offset[m, 0],
+            frame[m, 1, 0] * r0 + frame[m, 1, 1] * r1 + frame[m, 1, 2] * r2 + offset[m, 1],
+            frame[m, 2, 0] * r0 + frame[m, 2, 1] * r1 + frame[m, 2, 2] * r2 + offset[m, 2])
 
 
-@kernel
-def _solve_one(m, dof_a, dof_b, frame, friction, offset, gamma, projection, v, force):
-    """lambda_m of Alg. 2 from the node velocities ``v`` (which exclude contact m's own force)."""
-    u = _contact_velocity(m, dof_a, dof_b, frame, offset, v)
-    lam_n, lam_t1, lam_t2 = project_cone(projection, -u[0] / gamma, -u[1] / gamma, -u[2] / gamma,
-                                         friction[m, 0], friction[m, 1])
-    force[m, 0] = lam_n
-    force[m, 1] = lam_t1
-    force[m, 2] = lam_t2
-
-
-@kernel
+@leaf_kernel
 def _apply(m, dof_a, dof_b, frame, w, force, sign, v):
     """v += sign * W J_c,m^T lambda_m (update (24) for one contact)."""
     a = dof_a[m]
@@ -63,7 +51,7 @@ def _apply(m, dof_a, dof_b, frame, w, force, sign, v):
             v[b + r] -= sign * w[b] * f
 
 
-@kernel
+@leaf_kernel
 def _gamma(m, dof_a, dof_b, w, regularization):
     """The diagonal surrogate Delassus entry of contact m (Prop. 3, eq. 25) plus Omega."""
     gamma = w[dof_a[m]] + regularization
@@ -85,22 +73,43 @@ def _solve_surrogate_contacts(group_start, dof_a, dof_b, frame, friction, offset
     for g in prange(group_start.shape[0] - 1):
         first = group_start[g]
         last = group_start[g + 1]
-        if last - first == 1:
-            _solve_one(first, dof_a, dof_b, frame, friction, offset, _gamma(first, dof_a, dof_b, w, regularization),
-                       projection, v_star, force)
-            _apply(first, dof_a, dof_b, frame, w, force, 1.0, v_out)
-            continue
-        # Start the sweeps from the previous outer iteration's forces (still in ``force``):
-        # restarting from zero each time leaves the group short of its solution after a fixed
-        # number of sweeps, and V-FPI then converges to a wrong fixed point.
-        for m in range(first, last):
-            _apply(m, dof_a, dof_b, frame, w, force, 1.0, v_out)
-        for _ in range(local_sweeps):
+        single = last - first == 1
+        # A group's sweeps start from the previous outer iteration's forces (still in ``force``): restarting
+        # from zero each time leaves the group short of its solution after a fixed number of sweeps, and
+        # V-FPI then converges to a wrong fixed point.
+        if not single:
             for m in range(first, last):
-                _apply(m, dof_a, dof_b, frame, w, force, -1.0, v_out)
-                _solve_one(m, dof_a, dof_b, frame, friction, offset, _gamma(m, dof_a, dof_b, w, regularization),
-                           projection, v_out, force)
                 _apply(m, dof_a, dof_b, frame, w, force, 1.0, v_out)
+        source = v_star if single else v_out  # a group's contacts see each other's latest forces
+        for _ in range(1 if single else local_sweeps):
+            for m in range(first, last):
+                # lambda_m of Alg. 2, then (24). Written out rather than through the helpers: this runs for
+                # every contact in every iteration, and even leaf-kernel calls cost ~3x its arithmetic
+                # (panda_cable, 153 contacts: ~5 us an iteration written out, 14 us through calls)
+                if not single:
+                    _apply(m, dof_a, dof_b, frame, w, force, -1.0, v_out)
+                a = dof_a[m]
+                b = dof_b[m]
+                gamma = w[a] + regularization  # eq. (25) plus Omega
+                r0, r1, r2 = source[a], source[a + 1], source[a + 2]
+                if b >= 0:
+                    gamma += w[b]
+                    r0 -= source[b]
+                    r1 -= source[b + 1]
+                    r2 -= source[b + 2]
+                u0 = frame[m, 0, 0] * r0 + frame[m, 0, 1] * r1 + frame[m, 0, 2] * r2 + offset[m, 0]
+                u1 = frame[m, 1, 0] * r0 + frame[m, 1, 1] * r1 + frame[m, 1, 2] * r2 + offset[m, 1]
+                u2 = frame[m, 2, 0] * r0 + frame[m, 2, 1] * r1 + frame[m, 2, 2] * r2 + offset[m, 2]
+                lam_n, lam_t1, lam_t2 = project_cone(projection, -u0 / gamma, -u1 / gamma, -u2 / gamma,
+                                                     friction[m, 0], friction[m, 1])
+                force[m, 0] = lam_n
+                force[m, 1] = lam_t1
+                force[m, 2] = lam_t2
+                for r in range(3):
+                    f = frame[m, 0, r] * lam_n + frame[m, 1, r] * lam_t1 + frame[m, 2, r] * lam_t2
+                    v_out[a + r] += w[a] * f
+                    if b >= 0:
+                        v_out[b + r] -= w[b] * f
 
 
 solve_surrogate_contacts_serial = kernel(_solve_surrogate_contacts)
@@ -176,6 +185,51 @@ def owner_force_warm_start(indptr, indices, data, b, kv, owner_dof, owner_size, 
             base = n_o + 3 * k
             for e in range(3):
                 v[base + e] = pv[e] + vn_force[k, e] / kv
+
+
+@kernel
+def warm_start_owners(indptr, indices, data, b, kv, vn_dof, vn_size, vn_jac, vn_group, block_slot, diag_pair,
+                      dof_a, dof_b, keys, old_keys, old_forces, v):
+    """:func:`owner_force_warm_start` of every virtual-node owner with the previous forces (world, sorted
+    by ``old_keys``) of the contacts seen again (``keys``: ``contact_keys`` of this step's contacts).
+
+    Virtual nodes are created owner by owner, so each owner's nodes are one contiguous run of ``vn_dof``.
+    """
+    n_o = indptr.shape[0] - 1
+    n_vn = vn_dof.shape[0]
+    owners = 0
+    for k in range(n_vn):
+        if k == 0 or vn_dof[k] != vn_dof[k - 1]:
+            owners += 1
+    bounds = np.empty(owners + 1, np.int64)
+    g = 0
+    for k in range(n_vn):
+        if k == 0 or vn_dof[k] != vn_dof[k - 1]:
+            bounds[g] = k
+            g += 1
+    bounds[owners] = n_vn
+    starts = bounds[:owners]
+    owner_dof = vn_dof[starts]
+    owner_size = vn_size[starts]
+    slots = np.empty((owners, block_slot.shape[1]), np.int64)
+    for g in range(owners):
+        slots[g] = block_slot[diag_pair[vn_group[starts[g]]]]
+    inverse = owner_block_inverses(data, slots, owner_size, bounds, vn_jac, kv)
+    vn_force = np.zeros((n_vn, 3))
+    if old_keys.shape[0]:
+        # a contact's force acts on its side a and, reversed, on its side b (a robot link touching an FEM
+        # node has its virtual node on side b)
+        for side in range(2):
+            for m in range(keys.shape[0]):
+                end = dof_a[m] if side == 0 else dof_b[m]
+                if end < n_o:
+                    continue
+                pos = min(np.searchsorted(old_keys, keys[m]), old_keys.shape[0] - 1)
+                if old_keys[pos] != keys[m]:
+                    continue
+                for e in range(3):
+                    vn_force[(end - n_o) // 3, e] = old_forces[pos, e] if side == 0 else -old_forces[pos, e]
+    owner_force_warm_start(indptr, indices, data, b, kv, owner_dof, owner_size, inverse, bounds, vn_jac, vn_force, v)
 
 
 @kernel
@@ -384,6 +438,7 @@ def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_jac, kv, 
     theta_prev = np.inf
     iterations = 0
     two_level = coarse.shape[1] > 0
+    diagonal_w = block_dof.shape[0] == 0
     barzilai_borwein = weight_mode != WEIGHTS_FROBENIUS and weight_mode != WEIGHTS_BLOCK
     in_coarse = np.zeros(force.shape[0], np.bool_)
     contact_rows, contact_span = contact_coarse_rows(coarse, coarse_ranges, dof_a, dof_b, frame)
@@ -402,12 +457,18 @@ def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_jac, kv, 
                     use_bb1 = weight_mode == WEIGHTS_BB1 or (weight_mode == WEIGHTS_BB_ALTERNATING and it % 2 == 1)
                     alpha = dot(diff, diff) / sz if use_bb1 else sz / dot(z, z)
             w[:] = alpha
-        for i in range(n):
-            diff[i] = av[i] - b[i]
-        apply_block_weights(w, block_dof, block_size, block_ptr, block_data, diff, step)
-        for i in range(n):  # (20)
-            v_star[i] = v[i] - step[i]
-        v_next[:] = v_star
+        if diagonal_w:  # (20), one pass (the same arithmetic as the general case below)
+            for i in range(n):
+                x = v[i] - w[i] * (av[i] - b[i])
+                v_star[i] = x
+                v_next[i] = x
+        else:
+            for i in range(n):
+                diff[i] = av[i] - b[i]
+            apply_block_weights(w, block_dof, block_size, block_ptr, block_data, diff, step)
+            for i in range(n):
+                v_star[i] = v[i] - step[i]
+                v_next[i] = v_star[i]
         solve_surrogate_contacts(group_start, dof_a, dof_b, frame, friction, offset, regularization, projection,
                                  LOCAL_SWEEPS, w, v_star, v_next, force)
         v_plain[:] = v_next
@@ -421,12 +482,19 @@ def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_jac, kv, 
                 coarse_correction(coarse, coarse_a, coarse_matrix, counted_weight, coarse_b, coarse_ranges,
                                   contact_rows, contact_span, dof_a, dof_b, frame, offset,
                                   regularization, w, force, in_coarse, v_star, v_next)
-        if chebyshev:  # Alg. 3 with under-relaxation
+        if chebyshev:
             nu = chebyshev_weight(it, chebyshev_start, rho, nu)
-            for i in range(n):
-                v_next[i] = nu * (v[i] + under_relaxation * (v_next[i] - v[i]) - v_prev[i]) + v_prev[i]
-        diff[:] = v_next - v
-        theta = np.sqrt(dot(diff, diff))
+        # Alg. 3 with under-relaxation, theta, and the shift v_prev <- v <- v_next, in one pass
+        square = 0.0
+        for i in range(n):
+            x = v_next[i]
+            if chebyshev:
+                x = nu * (v[i] + under_relaxation * (x - v[i]) - v_prev[i]) + v_prev[i]
+            d = x - v[i]
+            square += d * d
+            v_prev[i] = v[i]
+            v[i] = x
+        theta = np.sqrt(square)
         if two_level:
             if theta < theta_best:
                 theta_best = theta
@@ -438,8 +506,6 @@ def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_jac, kv, 
         if theta_prev < np.inf and theta_prev > 0.0:
             rho = min(theta / theta_prev, 1.0)  # (39)
         theta_prev = theta
-        v_prev[:] = v
-        v[:] = v_next
         if theta < tolerance:  # before the next A v: the last iterate needs none
             break
         if not theta < np.inf:  # a non-finite iterate: stop (SolverCOND.solve raises SimulationError)
