@@ -349,8 +349,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "(e.g. benchmarks/results)")
     bench.add_argument("--segments", type=int, default=None, help="panda_cable: cable segments (default 320)")
     bench.add_argument("--solver", default=None,
-                       help="panda_cable: contact solver (default: the scene's, primal_newton; cond: the paper's 1e-4, "
-                            "200 iterations)")
+                       help="panda_cable: contact solver (default: the scene's COND at the paper's 1e-4, 200 "
+                            "iterations; primal_newton: 1e-7, 50 iterations)")
     bench.add_argument("--steps", type=int, default=None, help="panda_cable: steps (default: the whole 55 s)")
     bench.add_argument("--csv", default=None, help="panda_cable: per-step CSV path (default: in the temp dir)")
     bench.add_argument("--duration", type=float, default=None,

@@ -86,7 +86,7 @@ def _cable_chebyshev(quick, quiet) -> dict:
     for key, chebyshev in (("with", True), ("without", False)):
         def edit(data):
             data["cables"][0]["segments"] = segments
-            data["solver"] = {"name": "cond", **PANDA_CABLE_SOLVERS["cond"], "chebyshev": chebyshev}
+            data["solver"]["chebyshev"] = chebyshev  # the scene's COND otherwise
         scene = edited_scene("panda_cable", edit)
         iterations = run_scene(scene, steps, progress=not quiet, desc=f"cable, Chebyshev {key}").column("iterations")
         cap = scene.simulator.solver.max_iterations
@@ -179,10 +179,9 @@ def bench_panda_pick(quick=False, quiet=True) -> dict:
             "lift_mm": 1e3 * (float(sim.state.body_q[0, 2]) - start_z), "realtime_factor": steps * sim.dt / wall}
 
 
-#: ``bench panda_cable --solver NAME`` for a solver other than the scene's own (primal Newton): these settings,
-#: or the solver's defaults. COND's are the paper's (1e-4, 200 iterations) with the rod's coarse correction.
-PANDA_CABLE_SOLVERS = {"cond": {"tolerance": 1e-4, "max_iterations": 200, "coarse_correction": True},
-                       "primal_newton": {"tolerance": 1e-7, "max_iterations": 50}}
+#: ``bench panda_cable --solver NAME`` for a solver other than the scene's own (COND at the paper's settings):
+#: these settings, or the solver's defaults
+PANDA_CABLE_SOLVERS = {"primal_newton": {"tolerance": 1e-7, "max_iterations": 50}}
 
 
 def bench_panda_cable(quick=False, quiet=True, segments=None, steps=None, csv=None, solver=None) -> dict:

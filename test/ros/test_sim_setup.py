@@ -21,8 +21,8 @@ def test_overrides_apply():
 def test_scene_settings_by_default():
     """Without overrides the scene's own dt and solver options stand."""
     scene = build_scene(validate_config({"scene": SMALL}))
-    assert scene.simulator.dt == 0.01 and scene.simulator.solver.name == "primal_newton"
-    assert scene.simulator.solver.tolerance == 1e-7
+    assert scene.simulator.dt == 0.01 and scene.simulator.solver.name == "cond"
+    assert scene.simulator.solver.tolerance == 1e-4 and scene.simulator.solver.coarse_correction
     assert scene.sensors[0].spec.noise_std[0] == 0.05
 
 

@@ -1,5 +1,5 @@
 """The headline scene, shortened: panda_cable at 40 segments over its first 8 s (the cable is lifted, pulled
-taut and laid on the post), solved by COND at the paper's settings (``bench panda_cable --solver cond``).
+taut and laid on the post), solved by the scene's own solver: COND at the paper's settings.
 
 References: a stored primal Newton solve of the same run converged to 1e-9 (``data/``, written by
 ``data/make_panda_cable_reference.py``), and primal Newton run here with COND's hard contact model. The
@@ -11,11 +11,12 @@ import sys
 
 import numpy as np
 import pytest
+import yaml
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "data"))
 from make_panda_cable_reference import CONVERGED, PATH, converged_run  # noqa: E402
 
-from cond_ros.tools.benchmarks import PANDA_CABLE_SOLVERS  # noqa: E402
+from cond_ros.tools.scenes import scene_file  # noqa: E402
 
 #: the issue's bar for "the same fixed point": tool force within 1 mN (measured: 0.6 mN max, 0.2 mN RMS)
 SAME_FIXED_POINT_N = 1e-3
@@ -23,8 +24,11 @@ SAME_FIXED_POINT_N = 1e-3
 
 @pytest.fixture(scope="module")
 def scene_run():
-    """COND at the paper's settings (1e-4 m/s, 200 iterations) with the coarse correction."""
-    return converged_run({"name": "cond", **PANDA_CABLE_SOLVERS["cond"]})
+    """The scene as it ships: COND at the paper's settings (1e-4 m/s, 200 iterations) with the coarse
+    correction."""
+    shipped = yaml.safe_load(pathlib.Path(scene_file("panda_cable")).read_text())["solver"]
+    assert shipped == {"name": "cond", "tolerance": 1e-4, "max_iterations": 200, "coarse_correction": True}
+    return converged_run()
 
 
 def test_cond_converges_every_step_in_the_papers_iteration_budget(scene_run):

@@ -92,14 +92,14 @@ def test_bench_panda_cable_json_keys(capsys):
     for key in ("steps", "dynamics_ms", "solver_ms", "iterations_mean", "max_penetration_mm", "realtime_factor", "csv"):
         assert key in result
     assert result["steps"] == 3 and result["segments"] == 20
-    assert result["solver"] == "primal_newton"  # the scene's
+    assert result["solver"] == "cond"  # the scene's
 
 
-def test_bench_panda_cable_runs_the_papers_cond_on_request(capsys, tmp_path, monkeypatch):
+def test_bench_panda_cable_runs_primal_newton_on_request(capsys, tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    code, text = run_cli(capsys, "bench", "panda_cable", "--segments", "20", "--steps", "3", "--solver", "cond",
-                         "--json")
-    assert code == 0 and json.loads(text)["solver"] == "cond"
+    code, text = run_cli(capsys, "bench", "panda_cable", "--segments", "20", "--steps", "3", "--solver",
+                         "primal_newton", "--json")
+    assert code == 0 and json.loads(text)["solver"] == "primal_newton"
     assert not list(tmp_path.glob("*.yaml"))  # the edited scene's YAML is not left behind
 
 

@@ -17,12 +17,13 @@ CONVERGED = {"name": "primal_newton", "tolerance": 1e-9, "max_iterations": 100, 
 PATH = pathlib.Path(__file__).resolve().parent / "panda_cable_N40_8s.csv"
 
 
-def converged_run(solver):
+def converged_run(solver=None):
     """(time, tool force (steps, 3), the run's :class:`RunResult`) of panda_cable at SEGMENTS over STEPS with
-    ``solver`` (a scene YAML solver section)."""
+    ``solver`` (a scene YAML solver section; None: the scene's own)."""
     def edit(data):
         data["cables"][0]["segments"] = SEGMENTS
-        data["solver"] = dict(solver)
+        if solver is not None:
+            data["solver"] = dict(solver)
     result = run_scene(edited_scene("panda_cable", edit), STEPS, progress=False)
     force = np.column_stack([result.column(f"wrist_ft_tool_force_base_f{a}") for a in "xyz"])
     return result.column("time_s"), force, result
