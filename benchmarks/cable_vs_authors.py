@@ -1,6 +1,6 @@
 """The cable-winding tool force against the authors' own implementation, and under refinement.
 
-    python benchmarks/cable_vs_authors.py [--segments 320 160] [--solver cond] [--csv N=RUN.csv ...]
+    python benchmarks/cable_vs_authors.py [--segments 320 160] [--solver primal_newton] [--csv N=RUN.csv ...]
 
 For each segment count it runs ``panda_cable`` over the whole 55 s (or reads a per-step CSV that
 ``cond-ros run panda_cable --headless --csv`` / ``cond-ros bench panda_cable --csv`` wrote), and compares
@@ -22,6 +22,7 @@ import time
 import numpy as np
 
 from cond_ros.bags.metrics import axis_metrics, windowed_metrics
+from cond_ros.tools.benchmarks import PANDA_CABLE_SOLVERS
 from cond_ros.tools.runner import run_scene
 from cond_ros.tools.scenes import edited_scene
 
@@ -115,8 +116,8 @@ def plot(path, t, reference, ours, segments, solver):
 def simulate(segments, solver, csv_path):
     def edit(data):
         data["cables"][0]["segments"] = segments
-        if solver:
-            data["solver"]["name"] = solver
+        if solver and solver != data["solver"]["name"]:  # that solver's settings of bench panda_cable
+            data["solver"] = {"name": solver, **PANDA_CABLE_SOLVERS.get(solver, {})}
     scene = edited_scene("panda_cable", edit)
     start = time.perf_counter()
     result = run_scene(scene, int(round(scene.duration / DT)), progress=True, desc=f"panda_cable N={segments}")
