@@ -30,7 +30,9 @@ setup(
                 "ros-diagnostic-msgs"],
         # independent references used only by tests: a conic solver, Pinocchio, the example-robot-data Panda;
         # colcon, to test the distribution's install path (a plain colcon build)
-        "test": ["pytest>=7", "clarabel>=0.7", "pin>=3", "example-robot-data>=4", "colcon-common-extensions>=0.3"],
+        "test": ["pytest>=7", "clarabel>=0.7", "pin>=3", "example-robot-data>=4", "colcon-common-extensions>=0.3",
+                 # the code's layout: import layers and lint (test/test_code_layout.py)
+                 "import-linter>=2", "ruff>=0.5"],
     },
     zip_safe=False,
     maintainer="cond_ros developers",

@@ -67,10 +67,14 @@ def common(a, b):
 
 def metrics(t, reference, ours):
     """Whole-run and per-window RMS and correlation per force axis."""
-    pad = lambda f: np.column_stack([f, np.zeros((len(f), 3))])
+    def pad(f):
+        return np.column_stack([f, np.zeros((len(f), 3))])
+
     whole = axis_metrics(pad(reference), pad(ours))
     windows = windowed_metrics(t, pad(reference), pad(ours), WINDOW_S)
-    pick = lambda m: {a: {"rms_n": m[a].rmse, "correlation": m[a].correlation} for a in ("fx", "fy", "fz")}
+
+    def pick(m):
+        return {a: {"rms_n": m[a].rmse, "correlation": m[a].correlation} for a in ("fx", "fy", "fz")}
     return {"span_s": [float(t[0]), float(t[-1])], "whole": pick(whole),
             "windows": [{"start_s": w.start_s + float(t[0]), "end_s": w.end_s + float(t[0]), **pick(w.metrics)}
                         for w in windows]}

@@ -37,7 +37,7 @@ ROS_BENCH_DEFAULT_DURATION_S = 60.0  # simulated seconds (about 70 s at 320 segm
 
 
 def _cmd_bench(args) -> int:
-    from .tools.benchmarks import BENCHMARKS
+    from .tools.benchmark_registry import BENCHMARKS
     if _unknown("bench", "benchmark", args.name, list(BENCHMARKS) + list(ROS_BENCHMARKS)):
         return 2
     ros_only = {k: getattr(args, k) for k in ("duration", "scene") if getattr(args, k) is not None}
@@ -134,8 +134,8 @@ def _cmd_compile(args) -> int:
     """Fill the numba cache with the kernels of the node's step on each scene, and say where and how long."""
     import time
 
-    from .ros.config import ConfigError, validate_config
-    from .ros.sim_setup import build_scene, warm_up
+    from .cosim.config import ConfigError, validate_config
+    from .cosim.sim_setup import build_scene, warm_up
     from .sim import ModelError, SimulationError, jit
     try:
         configs = [validate_config(dict(scene=name)) for name in args.scenes or COMPILE_DEFAULT_SCENES]
@@ -160,7 +160,7 @@ def _cmd_compile(args) -> int:
 
 def _sim_config(command: str, args):
     """The node parameters that ``record`` and ``replay`` take (None and a message on stderr if invalid)."""
-    from .ros.config import ConfigError, validate_config
+    from .cosim.config import ConfigError, validate_config
     values = dict(scene=args.scene, dt=args.dt or 0.0, solver=args.solver or "",
                   gravity_compensation=not args.no_gravity_compensation)
     if args.sensor_noise is not None:
@@ -178,7 +178,7 @@ def _bag_tool(command: str, run, *, json_errors: bool = False) -> int:
     """Run ``run()``; a bad bag, scene or option is printed with exit code 2 (nothing is left behind). With
     ``json_errors`` the error is also printed as the one JSON object ``{"valid": false, "error": ...}``."""
     from .bags.io import BagError
-    from .ros.config import ConfigError
+    from .cosim.config import ConfigError
     try:
         return run()
     except (BagError, ConfigError, ValueError, OSError) as exc:

@@ -363,7 +363,8 @@ def test_cache_dir_policy(tmp_path, monkeypatch):
     assert jit.cache_dir_for(str(tmp_path)) is None
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert jit.user_cache_dir() == str(tmp_path / "xdg" / "cond_ros" / "numba")
-    monkeypatch.setattr(jit.os, "access", lambda path, mode: False)  # root writes anywhere: stand in for a read-only dir
+    # root writes anywhere: stand in for a read-only dir
+    monkeypatch.setattr(jit.os, "access", lambda path, mode: False)
     assert jit.cache_dir_for(str(tmp_path)) == jit.user_cache_dir()
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "mine"))
     assert jit.cache_dir_for(str(tmp_path)) is None  # not writable, but the user chose

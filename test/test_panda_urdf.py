@@ -221,7 +221,8 @@ def test_inertias_are_physical(links):
 
 def test_total_mass(links, model):
     """The arm weighs about 18 kg (Franka datasheet); Pinocchio agrees with the XML sum."""
-    masses = {n: float(l.find("inertial/mass").get("value")) for n, l in links.items() if l.find("inertial") is not None}
+    masses = {name: float(link.find("inertial/mass").get("value")) for name, link in links.items()
+              if link.find("inertial") is not None}
     total = sum(masses.values())
     arm = sum(masses[n] for n in ARM_LINKS)
     assert 0.9 * 18.0 <= total <= 1.1 * 18.0, total
@@ -312,7 +313,8 @@ def test_ft_sensor_matches_ati_gamma(links, joints):
 def test_hand_pads_centre_on_tool_point(links, joints):
     """The fingertip pads' centres are at the tool point's height; palm and fingers stay above the sensor."""
     _, tcp = origin(joints["panda_tcp_joint"])
-    for finger, joint, sign in (("panda_leftfinger", "panda_finger_joint1", 1), ("panda_rightfinger", "panda_finger_joint2", -1)):
+    fingers = (("panda_leftfinger", "panda_finger_joint1", 1), ("panda_rightfinger", "panda_finger_joint2", -1))
+    for finger, joint, sign in fingers:
         _, base = origin(joints[joint])
         pad = next(c for c in links[finger].findall("collision") if c.get("name").endswith("_pad"))
         size = floats(pad.find("geometry/box").get("size"))
@@ -364,7 +366,8 @@ def test_collision_primitives_exist_and_capsules_are_consistent(root, links):
 
 
 def inside_excess(points, prims):
-    """max(0, distance outside the union of primitives) per point (a box/cylinder's outside approximated by its largest face excess)."""
+    """max(0, distance outside the union of primitives) per point (a box/cylinder's outside approximated by its
+    largest face excess)."""
     excess = np.full(len(points), np.inf)
     for kind, rot, xyz, dims, _ in prims:
         local = (points - xyz) @ rot
@@ -381,7 +384,8 @@ def inside_excess(points, prims):
 @needs_erd
 @pytest.mark.parametrize("name", ARM_LINKS)
 def test_collision_primitives_bound_the_collision_meshes(links, name):
-    """The arm link's primitives enclose example-robot-data's collision mesh (fresh samples, 0.5 mm), not too loosely."""
+    """The arm link's primitives enclose example-robot-data's collision mesh (fresh samples, 0.5 mm), not too
+    loosely."""
     mesh = trimesh.load(os.path.join(ERD_PANDA, "meshes", "collision", name.replace("panda_", "") + ".stl"))
     samples, _ = trimesh.sample.sample_surface(mesh, 20000, seed=11)
     points = np.vstack([mesh.vertices, samples])

@@ -1,19 +1,19 @@
 """The ``cond_sim`` node's cycle in-process and without ROS: commands in, one step, the node's topics out.
 
 Everything that decides what the node does is reused, not repeated: the scene and its parameters
-(``ros.sim_setup``), command validation and the held command (``ros.commands``), joint names
-(``ros.joint_names``), the simulated clock (``ros.stepping``) and which values go on which topic
-(``ros.publication``). So a bag written from here holds the messages the node would have published for
+(``cosim.sim_setup``), command validation and the held command (``cosim.commands``), joint names
+(``cosim.joint_names``), the simulated clock (``cosim.stepping``) and which values go on which topic
+(``cosim.publication``). So a bag written from here holds the messages the node would have published for
 the same commands, and ``record`` and ``replay`` agree with the node and with each other.
 """
 from __future__ import annotations
 
-from ..ros.commands import (FORWARD_TOPICS, JOINT_COMMAND_TOPIC, TRAJECTORY_TOPIC, CommandState, JointTargets,
+from ..cosim.commands import (FORWARD_TOPICS, JOINT_COMMAND_TOPIC, TRAJECTORY_TOPIC, CommandState, JointTargets,
                             forward_targets, joint_state_targets, joint_trajectory)
-from ..ros.config import SimConfig
-from ..ros.publication import CLOCK_TOPIC, JOINT_STATES_TOPIC, StepOutputs, resolve_topic
-from ..ros.sim_setup import build_scene, command_mapping, warm_up
-from ..ros.stepping import SimClock
+from ..cosim.config import SimConfig
+from ..cosim.publication import CLOCK_TOPIC, JOINT_STATES_TOPIC, StepOutputs, resolve_topic
+from ..cosim.sim_setup import build_scene, command_mapping, warm_up
+from ..cosim.stepping import SimClock
 from . import messages
 
 NS_PER_S = messages.NS_PER_S
@@ -23,12 +23,12 @@ _FORWARD_MODES = dict(FORWARD_TOPICS)
 
 
 class OfflineNode:
-    """The node for one :class:`~cond_ros.ros.config.SimConfig`, stepped by the caller.
+    """The node for one :class:`~cond_ros.cosim.config.SimConfig`, stepped by the caller.
 
     Messages are ``rosbags`` objects on absolute topic names (node ``cond_sim`` in namespace ``/``),
     stamped ``t0_ns`` + steps * dt.
 
-    Raises :class:`~cond_ros.ros.config.ConfigError` for a bad scene or parameter.
+    Raises :class:`~cond_ros.cosim.config.ConfigError` for a bad scene or parameter.
     """
 
     def __init__(self, config: SimConfig, *, t0_ns: int = 0):

@@ -13,9 +13,9 @@ import dataclasses
 import math
 import time
 
-from ..ros.commands import JOINT_COMMAND_TOPIC, script_commands
-from ..ros.config import SimConfig
-from ..ros.publication import JOINT_STATES_TOPIC, resolve_topic
+from ..cosim.commands import JOINT_COMMAND_TOPIC, script_commands
+from ..cosim.config import SimConfig
+from ..cosim.publication import JOINT_STATES_TOPIC, resolve_topic
 from ..sim import ModelError, SimulationError
 from . import messages
 from .io import BagError, BagWriter, progress_bar

@@ -28,10 +28,10 @@ import time
 
 import numpy as np
 
-from ..ros.commands import LIMIT_TOLERANCE, DriveMode, JointTargets
-from ..ros.config import SimConfig
-from ..ros.joint_names import UnknownJointError
-from ..ros.publication import resolve_topic
+from ..cosim.commands import LIMIT_TOLERANCE, DriveMode, JointTargets
+from ..cosim.config import SimConfig
+from ..cosim.joint_names import UnknownJointError
+from ..cosim.publication import resolve_topic
 from ..sim import ModelError, SimulationError
 from ..sim.articulation import ArticulationKinematics
 from . import messages

@@ -114,7 +114,7 @@ def probe(out_path: str) -> None:
     from rclpy.node import Node
     from sensor_msgs.msg import JointState
 
-    from .config import NS_PER_S
+    from ..cosim.config import NS_PER_S
     arrivals = {}
     try:
         with rclpy.init(args=[]):

@@ -15,10 +15,10 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
 from . import messages
-from .commands import script_commands  # noqa: F401 (the control law; plain, shared with cond_ros.bags.record)
-from .config import ConfigError
+from ..cosim.commands import script_commands  # noqa: F401 (the control law; plain, shared with cond_ros.bags.record)
+from ..cosim.config import ConfigError
 from .node import DEFAULT_QOS, JOINT_COMMAND_TOPIC, run_node
-from .sim_setup import load_scene_parameter
+from ..cosim.sim_setup import load_scene_parameter
 
 NODE_NAME = "cond_demo_controller"
 

@@ -35,17 +35,17 @@ from visualization_msgs.msg import MarkerArray
 
 from ..sim import ModelError, SimulationError
 from . import messages
-from .commands import (FORWARD_TOPICS, JOINT_COMMAND_TOPIC, TRAJECTORY_TOPIC, CommandError, CommandState,
+from ..cosim.commands import (FORWARD_TOPICS, JOINT_COMMAND_TOPIC, TRAJECTORY_TOPIC, CommandError, CommandState,
                        forward_targets, joint_state_targets, joint_trajectory)
-from .config import PARAMETERS, SPECS, ConfigError, check_parameter, validate_config
+from ..cosim.config import PARAMETERS, SPECS, ConfigError, check_parameter, validate_config
 from .lifetime import ignore_stop_signals, watch_parent
-from .outputs import cable_polyline, collider_shapes, link_frames, robot_kinematics
-from .pacing import Pacer
-from .publication import CLOCK_TOPIC, JOINT_STATES_TOPIC, StepOutputs, topic_token  # noqa: F401 (topic_token: API)
+from ..cosim.outputs import cable_polyline, collider_shapes, link_frames, robot_kinematics
+from ..cosim.pacing import Pacer
+from ..cosim.publication import CLOCK_TOPIC, JOINT_STATES_TOPIC, StepOutputs, topic_token  # noqa: F401 (topic_token: API)
 from .sim_services import create_simulation_interfaces
-from .sim_setup import build_scene, command_mapping, warm_up
-from .stepping import LockstepGate, SimClock, StepRequests
-from .throttle import WarningThrottle
+from ..cosim.sim_setup import build_scene, command_mapping, warm_up
+from ..cosim.stepping import LockstepGate, SimClock, StepRequests
+from ..cosim.throttle import WarningThrottle
 
 try:  # no PyPI wheel of tf2_msgs: /tf only where ROS 2 comes from a distribution
     from tf2_msgs.msg import TFMessage
@@ -72,7 +72,7 @@ def _descriptor(spec) -> ParameterDescriptor:
 class SimNode(Node):
     """The simulator as a ROS 2 node (topics, services and parameters: README, "ROS 2 interface").
 
-    Raises :class:`~cond_ros.ros.config.ConfigError` from the constructor, before any publisher
+    Raises :class:`~cond_ros.cosim.config.ConfigError` from the constructor, before any publisher
     exists, when a parameter or the scene is invalid.
     """
 

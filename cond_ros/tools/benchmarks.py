@@ -226,24 +226,3 @@ def bench_panda_cable(quick=False, quiet=True, segments=None, steps=None, csv=No
             "realtime_factor": summary["realtime_factor"], "csv": csv,
             "tool_force_base_max_n": float(np.max(np.linalg.norm(np.column_stack(
                 [result.column(f"wrist_ft_tool_force_base_{a}") for a in ("fx", "fy", "fz")]), axis=1)))}
-
-
-def _fem_benchmarks() -> dict:
-    from .fem_benchmarks import FEM_BENCHMARKS
-    return FEM_BENCHMARKS
-
-
-def _bench_paper(quick=False, quiet=True, report=None) -> dict:
-    from .paper_benchmarks import bench_paper
-    return bench_paper(quick=quick, quiet=quiet, report=report)
-
-
-BENCHMARKS = {
-    "paper": _bench_paper,
-    "panda_cable": bench_panda_cable,
-    "panda_pick": bench_panda_pick,
-    "box_sliding": bench_box_sliding,
-    "chebyshev": bench_chebyshev,
-    "scaling": bench_scaling,
-    **_fem_benchmarks(),
-}

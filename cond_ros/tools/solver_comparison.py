@@ -9,7 +9,8 @@ below the compared one (the paper: "solutions from excessive iterations").
 
 Per solver: MP (max penetration [mm] at the start of the window's steps 2..W, i.e. of the states the
 solver itself produced: the first step's comes from the shared prefix), IE (mean
-|(||f_int|| - ||f_int,ref||)| over the window [mN], FEM scenes) or FE (mean ||F_tool - F_tool,ref|| [N], scenes with an F/T sensor), DT (median dynamics
+|(||f_int|| - ||f_int,ref||)| over the window [mN], FEM scenes) or FE (mean ||F_tool - F_tool,ref|| [N],
+scenes with an F/T sensor), DT (median dynamics
 time: assembly + collision [ms]), ST (median solver time [ms], with the Delassus part separately) and
 IN (mean iterations per step).
 """

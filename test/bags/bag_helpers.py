@@ -15,7 +15,7 @@ import pytest
 from cond_ros.bags.io import BagReader
 from cond_ros.bags.record import record_scene
 from cond_ros.bags.replay import replay_bag
-from cond_ros.ros.config import validate_config
+from cond_ros.cosim.config import validate_config
 
 FT_TOPIC = "/cond_sim/ft/wrist_ft"  # measured: noise_std below, seeded
 FT_TRUTH = "/cond_sim/ft/wrist_ft/ground_truth"

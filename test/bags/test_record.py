@@ -6,7 +6,7 @@ from bag_helpers import FT_TOPIC, FT_TRUTH, sim_config
 from cond_ros.bags import messages
 from cond_ros.bags.io import BagError, BagReader, progress_bar
 from cond_ros.bags.record import record_scene
-from cond_ros.ros.config import ConfigError, validate_config
+from cond_ros.cosim.config import ConfigError, validate_config
 
 STEPS = 180
 

@@ -5,7 +5,7 @@ import pytest
 pytest.importorskip("rclpy")
 
 from cond_ros.ros import messages  # noqa: E402
-from cond_ros.ros.outputs import ColliderShape  # noqa: E402
+from cond_ros.cosim.outputs import ColliderShape  # noqa: E402
 
 
 def test_stamps_are_exact():

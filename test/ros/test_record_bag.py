@@ -12,7 +12,7 @@ from ros_harness import DT_NS, running_sim, stamp_ns  # noqa: E402
 from cond_ros.bags import messages  # noqa: E402
 from cond_ros.bags.io import BagReader  # noqa: E402
 from cond_ros.bags.replay import replay_bag  # noqa: E402
-from cond_ros.ros.config import validate_config  # noqa: E402
+from cond_ros.cosim.config import validate_config  # noqa: E402
 
 STEPS = 30
 FT = "/cond_sim/ft/wrist_ft"

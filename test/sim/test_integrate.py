@@ -151,8 +151,8 @@ def spin(dt):
     drift_l = drift_e = 0.0
     for _ in range(int(round(SPIN_TIME / dt))):
         simulator.step()
-        l, e = momentum_energy(simulator.state)
-        drift_l = max(drift_l, np.linalg.norm(l - l0) / np.linalg.norm(l0))
+        momentum, e = momentum_energy(simulator.state)
+        drift_l = max(drift_l, np.linalg.norm(momentum - l0) / np.linalg.norm(l0))
         drift_e = max(drift_e, abs(e - e0) / e0)
         assert np.all(simulator.state.body_q[0] == 0.0)  # no force: the COM stays put
     return drift_l, drift_e

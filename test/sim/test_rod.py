@@ -11,7 +11,7 @@ from cond_ros.sim import ModelBuilder, ModelError, Simulator
 from cond_ros.sim.builder import world_point
 from cond_ros.sim.model import DampingPolicy
 from cond_ros.sim.rigid import quat_to_matrix
-from cond_ros.sim.rod import RodMaterial, add_rod, add_rod_polyline, clamp_rod_end
+from cond_ros.sim.rod import RodMaterial, add_rod, clamp_rod_end
 from cond_ros.sim.solvers.base import SolverBase
 
 

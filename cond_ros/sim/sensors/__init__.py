@@ -7,5 +7,6 @@ from .measurement import (MEASURE_DIRECTIONS, SENSOR_FRAMES, FTReading, FTSensor
 from .mount import BodyMount, mount_body
 from .wrench import JointWrench, JointWrenchProbe
 
-__all__ = ["BodyMount", "mount_body", "JointWrench", "JointWrenchProbe", "SimulatedFTSensor", "FTReading", "FTSensor", "FTSensorSpec",
+__all__ = ["BodyMount", "mount_body", "JointWrench", "JointWrenchProbe", "SimulatedFTSensor", "FTReading", "FTSensor",
+           "FTSensorSpec",
            "MEASURE_DIRECTIONS", "SENSOR_FRAMES", "spec_from_dict"]

@@ -193,7 +193,8 @@ class SolverCOND(SolverBase):
         return v
 
     def solve(self, system: LinearSystem, contacts: ContactSet, dt: float):
-        if self.projection == "proximal" and contacts.count and np.any(contacts.friction[:, 0] != contacts.friction[:, 1]):
+        anisotropic = contacts.count and np.any(contacts.friction[:, 0] != contacts.friction[:, 1])
+        if self.projection == "proximal" and anisotropic:
             raise ModelError("SolverCOND: anisotropic friction needs projection='strict' (Prop. 6); "
                              "the proximal operator is implemented for isotropic cones only")
         coarse = self._coarse_arrays(system)

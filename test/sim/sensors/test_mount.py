@@ -19,7 +19,8 @@ def mounted_box(local, quat=(1.0, 0.0, 0.0, 0.0), **gains):
     builder = ModelBuilder()
     body = builder.add_body([0.1, -0.2, 0.3], mass=MASS, inertia=box_inertia(MASS, HALF), quat=quat)
     mount = mount_body(builder, body, local, name="box", **{**GAINS, **gains})
-    sim = Simulator(builder.finalize(), dt=0.01, solver_options=dict(tolerance=1e-12, max_iterations=1000, weights="block"))
+    sim = Simulator(builder.finalize(), dt=0.01,
+                    solver_options=dict(tolerance=1e-12, max_iterations=1000, weights="block"))
     return sim, mount
 
 

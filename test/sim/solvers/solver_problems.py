@@ -150,7 +150,8 @@ def assert_signorini_coulomb(contacts, v, force):
     assert np.all(np.abs(force[:, 0] * u[:, 0]) <= SCC_TOL * scale)
     assert np.all(lam_t <= mu * force[:, 0] + SCC_TOL * scale)
     slide = ut > SLIDE_THRESHOLD
-    np.testing.assert_allclose(force[slide, 1:], -(mu * force[:, 0] / np.maximum(ut, 1e-300))[slide, None] * u[slide, 1:],
+    bound = (mu * force[:, 0] / np.maximum(ut, 1e-300))[slide, None]
+    np.testing.assert_allclose(force[slide, 1:], -bound * u[slide, 1:],
                                rtol=0, atol=COULOMB_TOL * scale)
     stick = (force[:, 0] > SCC_TOL * scale) & (lam_t < mu * force[:, 0] - COULOMB_TOL * scale)
     assert np.all(ut[stick] <= SLIDE_THRESHOLD)

@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from cond_ros.ros.config import SOLVER_NAMES, PARAMETERS, ConfigError, check_parameter, scene_path, validate_config
+from cond_ros.cosim.config import SOLVER_NAMES, PARAMETERS, ConfigError, check_parameter, scene_path, validate_config
 from cond_ros.resources import config_dir, scene_files
 from cond_ros.tools.scenes import BUILT_IN
 

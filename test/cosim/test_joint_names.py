@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from cond_ros.ros.joint_names import JointNameMap, UnknownJointError, model_joint_names
+from cond_ros.cosim.joint_names import JointNameMap, UnknownJointError, model_joint_names
 from cond_ros.tools.scenes import load_named_scene
 
 DOFS = [f"panda_joint{i}" for i in range(1, 8)] + ["panda_finger_joint1"]

@@ -1,5 +1,5 @@
 """Step bookkeeping: exact simulated clock, pause and step-N requests, lockstep timeouts."""
-from cond_ros.ros.stepping import LockstepGate, SimClock, StepRequests
+from cond_ros.cosim.stepping import LockstepGate, SimClock, StepRequests
 
 
 def test_clock_is_exact():

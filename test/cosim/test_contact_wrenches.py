@@ -1,7 +1,7 @@
 """Contact wrenches per body pair: named, summed, in a fixed sign convention."""
 import numpy as np
 
-from cond_ros.ros.contact_wrenches import BodyNames, pair_wrenches
+from cond_ros.cosim.contact_wrenches import BodyNames, pair_wrenches
 from cond_ros.tools.scenes import load_named_scene
 
 

@@ -1,7 +1,7 @@
-"""Build the simulated scene that a :class:`~cond_ros.ros.config.SimConfig` asks for (no ROS import).
+"""Build the simulated scene that a :class:`~cond_ros.cosim.config.SimConfig` asks for (no ROS import).
 
 The scene's own settings (dt, solver and its options, F/T sensors) are the defaults; the parameters that
-are set override them. Errors are :class:`~cond_ros.ros.config.ConfigError` naming the parameter or the
+are set override them. Errors are :class:`~cond_ros.cosim.config.ConfigError` naming the parameter or the
 scene key, so the node stops before it creates any publisher.
 """
 from __future__ import annotations

@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from cond_ros.ros.commands import (CommandError, CommandState, DriveMode, JointLimits, forward_targets,
+from cond_ros.cosim.commands import (CommandError, CommandState, DriveMode, JointLimits, forward_targets,
                                    joint_state_targets, joint_trajectory)
-from cond_ros.ros.joint_names import JointNameMap, model_joint_names
+from cond_ros.cosim.joint_names import JointNameMap, model_joint_names
 
 ARM = [f"panda_joint{i}" for i in range(1, 8)]
 

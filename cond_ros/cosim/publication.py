@@ -61,7 +61,7 @@ class StepOutputs:
 
     Args:
         scene: the :class:`~cond_ros.sim.scene.Scene` the node runs (its sensors and cables name topics).
-        config: the node's :class:`~cond_ros.ros.config.SimConfig` (the ``*_rate`` parameters).
+        config: the node's :class:`~cond_ros.cosim.config.SimConfig` (the ``*_rate`` parameters).
     """
 
     def __init__(self, scene, config):

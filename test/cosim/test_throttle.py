@@ -1,5 +1,5 @@
 """Throttled warnings: one per kind and period, with the count of the ones held back."""
-from cond_ros.ros.throttle import WarningThrottle
+from cond_ros.cosim.throttle import WarningThrottle
 
 
 def test_throttle_per_kind_and_count():

@@ -1,8 +1,8 @@
 """Which values the node publishes on which topic (no ROS): names, rates, contact pairs that persist."""
 import numpy as np
 
-from cond_ros.ros.config import validate_config
-from cond_ros.ros.publication import StepOutputs, contact_wrench_topic, ft_topics, resolve_topic, topic_token
+from cond_ros.cosim.config import validate_config
+from cond_ros.cosim.publication import StepOutputs, contact_wrench_topic, ft_topics, resolve_topic, topic_token
 
 
 def test_topic_names():

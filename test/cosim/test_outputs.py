@@ -1,7 +1,7 @@
 """Published values as plain arrays: joint states with mimic joints, TF frames, cable polyline, colliders."""
 import numpy as np
 
-from cond_ros.ros.outputs import (RateDivider, JointStateLayout, cable_polyline, collider_shapes, link_frames,
+from cond_ros.cosim.outputs import (RateDivider, JointStateLayout, cable_polyline, collider_shapes, link_frames,
                                   robot_kinematics, sensor_frame_id)
 
 

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from cond_ros.ros.config import ConfigError, validate_config
-from cond_ros.ros.sim_setup import build_scene, warm_up
+from cond_ros.cosim.config import ConfigError, validate_config
+from cond_ros.cosim.sim_setup import build_scene, warm_up
 
 SMALL = "panda_cable_small"
 

@@ -1,7 +1,7 @@
 """Wall-clock pacing: due times at the target real-time factor, overruns, catching up without bursts."""
 import pytest
 
-from cond_ros.ros.pacing import Pacer
+from cond_ros.cosim.pacing import Pacer
 
 
 def test_paced_schedule():
