@@ -24,7 +24,7 @@ import numpy as np
 from cond_ros.bags.metrics import axis_metrics, windowed_metrics
 from cond_ros.tools.benchmarks import PANDA_CABLE_SOLVERS
 from cond_ros.tools.runner import run_scene
-from cond_ros.tools.scenes import edited_scene
+from cond_ros.scenes.registry import edited_scene
 
 HERE = pathlib.Path(__file__).resolve().parent
 REFERENCE = HERE / "reference" / "authors_cond_panda_cable_N320_force.csv.gz"

@@ -26,7 +26,7 @@ def _unknown(command: str, what: str, name: str, registry) -> bool:
 
 
 def _cmd_scenes(args) -> int:
-    from .tools.scenes import scene_names
+    from .scenes.registry import scene_names
     for name in scene_names():
         print(name)
     return 0
@@ -80,7 +80,7 @@ def _cmd_bench(args) -> int:
 def _cmd_run(args) -> int:
     from .sim import ModelError, SimulationError
     from .tools.runner import format_summary, run_scene
-    from .tools.scenes import load_named_scene, scene_names
+    from .scenes.registry import load_named_scene, scene_names
     if args.scene_file is None and _unknown("run", "scene", args.scene, scene_names()):
         return 2
     if not args.headless:

@@ -5,7 +5,7 @@ shared-memory clean-up) is ros_harness.py's, in test/ros.
 """
 import pytest
 
-from cond_ros.tools.scenes import load_named_scene
+from cond_ros.scenes.registry import load_named_scene
 
 SMALL_SCENE = "panda_cable_small"  # panda_cable with a 20-segment cable: ~11 ms per step here
 

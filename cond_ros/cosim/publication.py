@@ -60,7 +60,7 @@ class StepOutputs:
     """What is due on each topic at each step, for a scene and the node's rate parameters.
 
     Args:
-        scene: the :class:`~cond_ros.sim.scene.Scene` the node runs (its sensors and cables name topics).
+        scene: the :class:`~cond_ros.scenes.scene.Scene` the node runs (its sensors and cables name topics).
         config: the node's :class:`~cond_ros.cosim.config.SimConfig` (the ``*_rate`` parameters).
     """
 

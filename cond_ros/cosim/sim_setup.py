@@ -11,10 +11,10 @@ import dataclasses
 import yaml
 
 from ..sim import ModelError, Simulator
-from ..sim.scene import Scene
+from ..scenes.scene import Scene
 from ..sim.sensors import SimulatedFTSensor
 from ..resources import ResourceError, scene_files
-from ..tools.scenes import BUILT_IN, load_named_scene
+from ..scenes.registry import BUILT_IN, load_named_scene
 from .commands import CommandState
 from .config import ConfigError, SimConfig, scene_path
 from .joint_names import JointNameMap, UnknownJointError, model_joint_names

@@ -13,7 +13,7 @@ from scipy.spatial.transform import Rotation
 from tqdm import tqdm
 
 from ..sim.articulation import ArticulationKinematics
-from ..sim.scene import Scene
+from ..scenes.scene import Scene
 
 AXES = ("fx", "fy", "fz", "tx", "ty", "tz")
 STEP_COLUMNS = ("time_s", "iterations", "residual", "contacts", "max_penetration_m", "collision_ms", "dynamics_ms",

@@ -5,7 +5,7 @@ import pytest
 
 from cond_ros.cosim.config import SOLVER_NAMES, PARAMETERS, ConfigError, check_parameter, scene_path, validate_config
 from cond_ros.resources import config_dir, scene_files
-from cond_ros.tools.scenes import BUILT_IN
+from cond_ros.scenes.registry import BUILT_IN
 
 
 def test_defaults_are_valid():

@@ -2,7 +2,7 @@
 import numpy as np
 
 from cond_ros.cosim.contact_wrenches import BodyNames, pair_wrenches
-from cond_ros.tools.scenes import load_named_scene
+from cond_ros.scenes.registry import load_named_scene
 
 
 def test_pairs_sum_the_step_contacts(small_scene):

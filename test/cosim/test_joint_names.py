@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from cond_ros.cosim.joint_names import JointNameMap, UnknownJointError, model_joint_names
-from cond_ros.tools.scenes import load_named_scene
+from cond_ros.scenes.registry import load_named_scene
 
 DOFS = [f"panda_joint{i}" for i in range(1, 8)] + ["panda_finger_joint1"]
 

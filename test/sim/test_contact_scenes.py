@@ -5,7 +5,7 @@ from scipy.optimize import minimize_scalar
 
 from cond_ros.sim import ModelBuilder, Simulator
 from cond_ros.tools.benchmarks import bench_box_sliding
-from cond_ros.tools.scenes import BOX_HALF, BOX_MASS, box_on_plane
+from cond_ros.scenes.registry import BOX_HALF, BOX_MASS, box_on_plane
 
 GRAVITY = 9.81
 DT = 0.01

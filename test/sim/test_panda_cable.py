@@ -16,7 +16,7 @@ import yaml
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "data"))
 from make_panda_cable_reference import CONVERGED, PATH, converged_run  # noqa: E402
 
-from cond_ros.tools.scenes import scene_file  # noqa: E402
+from cond_ros.scenes.registry import scene_file  # noqa: E402
 
 #: the issue's bar for "the same fixed point": tool force within 1 mN (measured: 0.6 mN max, 0.2 mN RMS)
 SAME_FIXED_POINT_N = 1e-3

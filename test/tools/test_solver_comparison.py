@@ -2,7 +2,7 @@
 import numpy as np
 
 from cond_ros.tools.fem_benchmarks import ball_stiffness_edit
-from cond_ros.tools.scenes import edited_scene
+from cond_ros.scenes.registry import edited_scene
 from cond_ros.tools.solver_comparison import compare_solvers, run_prefix, run_window, solver_for, summarize
 
 

@@ -9,7 +9,7 @@ import pathlib
 import numpy as np
 
 from cond_ros.tools.runner import run_scene
-from cond_ros.tools.scenes import edited_scene
+from cond_ros.scenes.registry import edited_scene
 
 SEGMENTS, STEPS = 40, 800
 CONVERGED = {"name": "primal_newton", "tolerance": 1e-9, "max_iterations": 100, "relative_regularization": 1e-8,

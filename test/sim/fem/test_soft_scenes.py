@@ -4,9 +4,9 @@ import pytest
 import yaml
 
 from cond_ros.sim import ModelError
-from cond_ros.sim.scene import load_scene
+from cond_ros.scenes.scene import load_scene
 from cond_ros.tools.fem_benchmarks import internal_force_norm
-from cond_ros.tools.scenes import load_named_scene, scene_file
+from cond_ros.scenes.registry import load_named_scene, scene_file
 
 
 def run(scene, steps=None):

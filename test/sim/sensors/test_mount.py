@@ -6,10 +6,10 @@ from scipy.spatial.transform import Rotation
 
 from cond_ros.sim import ModelError
 from cond_ros.sim.builder import ModelBuilder, box_inertia
-from cond_ros.sim.scene import load_scene
+from cond_ros.scenes.scene import load_scene
 from cond_ros.sim.sensors import mount_body
 from cond_ros.sim.simulator import Simulator
-from cond_ros.tools.scenes import scene_file
+from cond_ros.scenes.registry import scene_file
 
 MASS, HALF = 0.05, np.array([0.015, 0.02, 0.01])
 GAINS = dict(stiffness=[9.1e6, 9.1e6, 1.8e7], damping=0.0, rotation_stiffness=1.1e3, rotation_damping=0.0)

@@ -18,8 +18,8 @@ from cond_ros.sim.contacts import ContactSet, build_contact_set
 from cond_ros.sim.dynamics import assemble, build_pattern
 from cond_ros.sim.solvers.cond import SolverCOND
 from cond_ros.sim.solvers.cond_kernels import contact_velocities
-from cond_ros.tools.scenes import BOX_MASS
-from cond_ros.tools.scenes import box_on_plane as scene_box_on_plane
+from cond_ros.scenes.registry import BOX_MASS
+from cond_ros.scenes.registry import box_on_plane as scene_box_on_plane
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))  # test/, home of reference.py
 import reference as ref  # noqa: E402
@@ -174,7 +174,7 @@ def assert_ccp_optimality(contacts, v, force):
 
 
 def assert_box_rests_with_its_weight(solver, steps=20):
-    """The 0.5 kg cube of ``cond_ros.tools.scenes.box_on_plane`` on four corners (redundant contacts: G has
+    """The 0.5 kg cube of ``cond_ros.scenes.registry.box_on_plane`` on four corners (redundant contacts: G has
     rank 6 of 12): every step's normal forces carry exactly its weight, and it stays at rest."""
     sim = Simulator(scene_box_on_plane(), dt=0.01, solver=solver)
     for _ in range(steps):

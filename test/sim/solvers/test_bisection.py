@@ -13,7 +13,7 @@ from cond_ros.sim.solvers.bisection import (COULOMB, MAX_DISSIPATION, MODE_SLIP,
 from cond_ros.sim.solvers.cond_kernels import contact_velocities
 from cond_ros.sim.solvers.delassus import ContactProblem, build_contact_problem
 from cond_ros.sim.validate import ModelError
-from cond_ros.tools.scenes import BOX_MASS, box_on_plane
+from cond_ros.scenes.registry import BOX_MASS, box_on_plane
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from solver_problems import (DT, FORCE_TOL, TIGHT, VELOCITY_TOL, assert_dynamics,  # noqa: E402

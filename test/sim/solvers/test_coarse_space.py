@@ -18,7 +18,7 @@ from cond_ros.sim.solvers.cond_kernels import coarse_correction, contact_coarse_
 from cond_ros.sim.solvers.cond import SolverCOND
 from cond_ros.sim.validate import ModelError
 from cond_ros.tools.fem_benchmarks import ball_stiffness_edit
-from cond_ros.tools.scenes import edited_scene
+from cond_ros.scenes.registry import edited_scene
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from solver_problems import DT, assert_dynamics, assert_signorini_coulomb  # noqa: E402

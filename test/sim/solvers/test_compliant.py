@@ -10,7 +10,7 @@ from cond_ros.sim.simulator import Simulator
 from cond_ros.sim.solvers.compliant import SolverCompliant
 from cond_ros.sim.solvers.delassus import contact_jacobian
 from cond_ros.sim.validate import ModelError
-from cond_ros.tools.scenes import box_on_plane
+from cond_ros.scenes.registry import box_on_plane
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from solver_problems import DT, ccp_reference, force_scale, nodal_problem  # noqa: E402

@@ -357,7 +357,7 @@ def test_force_warm_start_puts_owners_on_the_reduced_dynamics_of_both_contact_si
     step's converged forces it must return the converged owner and virtual-node velocities (17).
     """
     from cond_ros.sim.contacts import build_contact_set, contact_keys, forces_to_world
-    from cond_ros.tools.scenes import edited_scene
+    from cond_ros.scenes.registry import edited_scene
 
     def small_ball(data):
         data["soft_bodies"][0]["mesh"]["cells"] = 5

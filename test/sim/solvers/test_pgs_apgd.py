@@ -17,8 +17,8 @@ from cond_ros.sim.solvers.apgd import SolverAPGD
 from cond_ros.sim.solvers.delassus import contact_jacobian
 from cond_ros.sim.solvers.pgs import SolverPGS
 from cond_ros.sim.validate import ModelError
-from cond_ros.tools.scenes import BOX_HALF, BOX_MASS
-from cond_ros.tools.scenes import box_on_plane as box_scene
+from cond_ros.scenes.registry import BOX_HALF, BOX_MASS
+from cond_ros.scenes.registry import box_on_plane as box_scene
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from solver_problems import (COULOMB_TOL, DT, DYNAMICS_TOL, FORCE_TOL, SCC_TOL, SLIDE_THRESHOLD, TIGHT,  # noqa: E402

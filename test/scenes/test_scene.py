@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from cond_ros.sim import ModelError
-from cond_ros.sim.scene import load_scene
+from cond_ros.scenes.scene import load_scene
 from cond_ros.tools.benchmarks import bench_panda_pick
 
 GOOD = """

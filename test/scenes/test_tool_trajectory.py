@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from cond_ros.sim import ArticulationKinematics, ModelError, load_urdf
-from cond_ros.sim.tool_trajectory import (DEFAULT_WINDING_Q0, IKTrack, ToolTrajectory, default_winding_track,
+from cond_ros.scenes.tool_trajectory import (DEFAULT_WINDING_Q0, IKTrack, ToolTrajectory, default_winding_track,
                                           track_with_ik)
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")

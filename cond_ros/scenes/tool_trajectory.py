@@ -22,9 +22,9 @@ from scipy.spatial.transform import Rotation, Slerp
 from tqdm import tqdm
 
 from ..resources import packaged_file
-from .articulation import Articulation, ArticulationKinematics
-from .ik import rotation_error, solve_ik
-from .validate import ModelError, finite_array
+from ..sim.articulation import Articulation, ArticulationKinematics
+from ..sim.ik import rotation_error, solve_ik
+from ..sim.validate import ModelError, finite_array
 
 COLUMNS = ("t", "px", "py", "pz", "r00", "r01", "r02", "r10", "r11", "r12", "r20", "r21", "r22")
 ORTHONORMAL_TOLERANCE = 1e-4  # max |R R^T - I| accepted in a file (then re-orthonormalized)

@@ -1,5 +1,5 @@
 """Scenes for ``cond-ros run`` and the benchmarks: the paper's simple cases built in Python, and
-every ``config/NAME.yaml`` scene file (see ``cond_ros.sim.scene``).
+every ``config/NAME.yaml`` scene file (see ``cond_ros.scenes.scene``).
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import yaml
 
 from ..sim import DampingPolicy, Model, ModelBuilder, Simulator, box_inertia, particle
 from ..resources import packaged_file, scene_files
-from ..sim.scene import Scene, load_scene
+from .scene import Scene, load_scene
 
 BOX_HALF = 0.1  # Sec. V-B: 0.2 m cube
 BOX_MASS = 0.5  # [kg]
@@ -80,10 +80,10 @@ def scene_file(name: str) -> str:
 
 
 def load_named_scene(name: str, *, dt=None, solver=None, path=None, script: bool = True) -> Scene:
-    """The :class:`~cond_ros.sim.scene.Scene` of a built-in scene or ``config/NAME.yaml`` (or ``path``).
+    """The :class:`~cond_ros.scenes.scene.Scene` of a built-in scene or ``config/NAME.yaml`` (or ``path``).
 
     ``dt`` and ``solver`` override the scene's own when given; ``script=False`` leaves out its scripted
-    motion (see :func:`~cond_ros.sim.scene.load_scene`).
+    motion (see :func:`~cond_ros.scenes.scene.load_scene`).
     """
     if name in BUILT_IN and path is None:
         make, duration = BUILT_IN[name]

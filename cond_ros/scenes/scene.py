@@ -15,19 +15,19 @@ import numpy as np
 import yaml
 from scipy.spatial.transform import Rotation
 
-from .articulation import ArticulationKinematics
-from .builder import ModelBuilder, box_inertia, sphere_inertia
-from .ik import solve_ik
-from .builder import particle, robot_link_point, world_point
-from .fem import FemMaterial, SoftBody, TetMesh, add_soft_body, box_mesh, cylinder_mesh, read_mesh, sphere_mesh
-from .model import Control, DampingPolicy, Model
-from .rod import Rod, RodMaterial, add_rod, clamp_rod_end
-from .sensors import BodyMount, SimulatedFTSensor, mount_body, spec_from_dict
-from .simulator import Simulator
+from ..sim.articulation import ArticulationKinematics
+from ..sim.builder import ModelBuilder, box_inertia, sphere_inertia
+from ..sim.ik import solve_ik
+from ..sim.builder import particle, robot_link_point, world_point
+from ..sim.fem import FemMaterial, SoftBody, TetMesh, add_soft_body, box_mesh, cylinder_mesh, read_mesh, sphere_mesh
+from ..sim.model import Control, DampingPolicy, Model
+from ..sim.rod import Rod, RodMaterial, add_rod, clamp_rod_end
+from ..sim.sensors import BodyMount, SimulatedFTSensor, mount_body, spec_from_dict
+from ..sim.simulator import Simulator
 from ..resources import packaged_file
 from .tool_trajectory import IKTrack, ToolTrajectory, rigid_rotation, track_with_ik
-from .urdf import load_urdf
-from .validate import ModelError
+from ..sim.urdf import load_urdf
+from ..sim.validate import ModelError
 
 
 class _Spec:
