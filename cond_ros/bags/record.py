@@ -41,6 +41,24 @@ def write_all(writer: BagWriter, published) -> None:
         writer.write(topic, messages.stamp_ns(stamp), msg)
 
 
+def check_duration(duration_s: float | None) -> None:
+    """A ``--duration`` is None (the whole scene or bag) or a finite number of seconds > 0."""
+    if duration_s is not None and not (math.isfinite(duration_s) and duration_s > 0):
+        raise ValueError(f"duration: must be > 0 s, got {duration_s!r}")
+
+
+def step_and_write(node: OfflineNode, writer: BagWriter, source, topics: str | None = None) -> list:
+    """One step of ``node`` with its messages written; a failed simulation is a :class:`BagError` naming
+    ``source`` (and ``topics``), and the writer, left by it, removes the partial bag."""
+    try:
+        published = node.step()
+    except (SimulationError, ModelError) as exc:
+        raise BagError(source, f"the simulation failed at t = {node.sim.state.time:.6f} s: {exc}; no bag "
+                               "written", topics) from None
+    write_all(writer, published)
+    return published
+
+
 def demo_commands(script, model, stamp_ns: int) -> list:
     """The JointState commands ``cond_demo_controller`` sends in answer to /joint_states stamped ``stamp_ns``."""
     t = stamp_ns // messages.NS_PER_S + (stamp_ns % messages.NS_PER_S) * 1e-9  # as messages.time_s reads it
@@ -61,8 +79,7 @@ def record_scene(config: SimConfig, out, *, duration_s: float | None = None, sto
     Raises ConfigError for a bad scene or parameter, BagError when the bag cannot be written or the
     simulation fails (no bag is left at ``out`` then).
     """
-    if duration_s is not None and not (math.isfinite(duration_s) and duration_s > 0):
-        raise ValueError(f"duration: must be > 0 s, got {duration_s!r}")
+    check_duration(duration_s)
     writer = BagWriter(out, storage=storage)  # checks the path before the scene is built
     node = OfflineNode(config)
     script, model = node.scene.script, node.sim.model
@@ -77,11 +94,6 @@ def record_scene(config: SimConfig, out, *, duration_s: float | None = None, sto
                 for command in demo_commands(script, model, node.stamp_ns):
                     writer.write(command_topic, node.stamp_ns, command)
                     node.command(JOINT_COMMAND_TOPIC, command)
-            try:
-                published = node.step()
-            except (SimulationError, ModelError) as exc:
-                raise BagError(out, f"the simulation failed at t = {node.sim.state.time:.6f} s: {exc}; "
-                                    "no bag written") from None
-            write_all(writer, published)
+            published = step_and_write(node, writer, out)
     return RecordSummary(writer.path, steps, steps * node.sim.dt, dict(writer.counts), time.perf_counter() - start,
                          len(node.rejected))

@@ -32,12 +32,11 @@ from ..cosim.commands import LIMIT_TOLERANCE, DriveMode, JointTargets
 from ..cosim.config import SimConfig
 from ..cosim.joint_names import UnknownJointError
 from ..cosim.publication import resolve_topic
-from ..sim import ModelError, SimulationError
 from ..sim.articulation import ArticulationKinematics
 from . import messages
 from .io import BagError, BagReader, BagWriter, progress_bar
 from .offline_node import COMMAND_TOPICS, OfflineNode
-from .record import write_all
+from .record import check_duration, step_and_write, write_all
 
 DRIVES = ("auto", "commands", "joint_states")
 DEFAULT_JOINT_STATES = "/joint_states"
@@ -180,8 +179,7 @@ def replay_bag(bag, out, config: SimConfig, *, drive: str = "auto", joint_states
     """
     if drive not in DRIVES:
         raise ValueError(f"drive: expected one of {', '.join(DRIVES)}, got {drive!r}")
-    if duration_s is not None and not (math.isfinite(duration_s) and duration_s > 0):
-        raise ValueError(f"duration: must be > 0 s, got {duration_s!r}")
+    check_duration(duration_s)
     bag = str(bag)
     writer = BagWriter(out, storage=storage)  # checks the output path before anything is read
     with BagReader(bag) as reader:
@@ -251,12 +249,7 @@ def replay_bag(bag, out, config: SimConfig, *, drive: str = "auto", joint_states
                     effort = dynamics.efforts(q, qd_drive, (qd_next - qd) / dt, node.commands.position)
                     qd = qd_next
                 node.hold(JointTargets(track.dofs, DriveMode.POSITION, position=q, velocity=qd_drive, effort=effort))
-            try:
-                published = node.step()
-            except (SimulationError, ModelError) as exc:
-                raise BagError(bag, f"the simulation failed at t = {node.sim.state.time:.6f} s: {exc}; no bag "
-                                    "written", ", ".join(topics_in)) from None
-            write_all(writer, published)
+            step_and_write(node, writer, bag, ", ".join(topics_in))
     if clipped:
         warnings.append(f"{clipped} recorded joint positions or velocities were outside the model's limits and "
                         "were clipped")

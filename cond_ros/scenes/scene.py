@@ -157,6 +157,18 @@ class Scene(NamedTuple):
     soft_bodies: list = []
     mounts: list = []  # sensors.BodyMount: bodies held by a 6-axis F/T sensor
 
+    def control(self, t: float):
+        """The scripted motion's :class:`~cond_ros.sim.model.Control` at time ``t`` [s]; None without a script."""
+        return self.script.control(t) if self.script is not None else None
+
+    def warm_up(self) -> None:
+        """Compile (or load the cached) kernels with one scripted step, outside any timing, then start over:
+        the simulator and the sensors are back at the start."""
+        self.simulator.step(self.control(0.0))
+        self.simulator.reset()
+        for sensor in self.sensors:
+            sensor.reset()
+
 
 def load_scene(path: str, *, script: bool = True) -> Scene:
     """Build a :class:`Scene` from a scene YAML file.

@@ -30,6 +30,7 @@ from scipy.spatial.transform import Rotation
 
 from . import validate as V
 from .builder import Anchor, ModelBuilder, body_point, world_point
+from .elasticity import shear_modulus
 from .model import PointKind
 
 
@@ -78,7 +79,8 @@ class RodMaterial:
 
     @property
     def shear_modulus(self) -> float:
-        return self.youngs_modulus / (2.0 * (1.0 + self.poisson_ratio))
+        """G [Pa]."""
+        return shear_modulus(self.youngs_modulus, self.poisson_ratio)
 
     @property
     def shear_coefficient(self) -> float:

@@ -139,27 +139,37 @@ def bench_scaling(quick=False, quiet=True) -> dict:
         numba.set_num_threads(threads)
 
 
+def sliding_cloth_timings(n: int, solver: str, iterations: int, steps: int) -> dict:
+    """One size of the Fig. 11 scene: the n x n cloth sliding on a mu = 0.2 plane under gravity tilted 20
+    degrees past the friction angle, ``solver`` at a fixed ``iterations`` per step. After two steps (landing,
+    compiling), the medians over ``steps`` steps of the solver, Delassus and dynamics time [ms] and the
+    contact count, and the DOF."""
+    tilt = np.deg2rad(20.0)
+    model = cloth(n, with_sphere=False, drop=0.0, mu=0.2, gravity=(9.81 * np.sin(tilt), 0.0, -9.81 * np.cos(tilt)))
+    sim = Simulator(model, dt=0.01, solver=solver, solver_options=dict(tolerance=1e-300, max_iterations=iterations))
+    for _ in range(2):
+        sim.step()
+    stats = [sim.step() for _ in range(steps)]
+    return {"dof": model.dof_count, "solver_ms": float(np.median([s.solver_ms for s in stats])),
+            "delassus_ms": float(np.median([s.delassus_ms for s in stats])),
+            "dynamics_ms": float(np.median([s.dynamics_ms for s in stats])),
+            "contacts": int(np.median([s.contact_count for s in stats]))}
+
+
+def linear_fit(x, y) -> tuple[float, float]:
+    """(slope, R^2) of the least-squares line through (x, y)."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    slope, intercept = np.polyfit(x, y, 1)
+    return float(slope), float(1.0 - np.sum((y - (slope * x + intercept)) ** 2) / np.sum((y - y.mean()) ** 2))
+
+
 def _scaling(quick, quiet) -> dict:
     sizes = (18, 32, 48) if quick else (18, 32, 48, 64, 80, 96, 112, 130)
     iterations, steps = 30, 15
-    dof, solver_ms, dynamics_ms, contacts = [], [], [], []
-    for n in _progress(sizes, "scaling", quiet):
-        tilt = np.deg2rad(20.0)
-        model = cloth(n, with_sphere=False, drop=0.0, mu=0.2, gravity=(9.81 * np.sin(tilt), 0.0, -9.81 * np.cos(tilt)))
-        sim = Simulator(model, dt=0.01, solver_options=dict(tolerance=1e-300, max_iterations=iterations))
-        for _ in range(2):  # land, compile
-            sim.step()
-        stats = [sim.step() for _ in range(steps)]
-        dof.append(model.dof_count)
-        solver_ms.append(float(np.median([s.solver_ms for s in stats])))
-        dynamics_ms.append(float(np.median([s.dynamics_ms for s in stats])))
-        contacts.append(int(np.median([s.contact_count for s in stats])))
-    x, y = np.array(dof, float), np.array(solver_ms)
-    slope, intercept = np.polyfit(x, y, 1)
-    r2 = 1.0 - np.sum((y - (slope * x + intercept)) ** 2) / np.sum((y - y.mean()) ** 2)
-    return {"dof": dof, "solver_ms": solver_ms, "dynamics_ms": dynamics_ms, "contacts": contacts,
-            "iterations_per_step": iterations, "threads": 1, "r2_linear": float(r2),
-            "slope_us_per_dof": 1e3 * float(slope)}
+    runs = [sliding_cloth_timings(n, "cond", iterations, steps) for n in _progress(sizes, "scaling", quiet)]
+    out = {key: [run[key] for run in runs] for key in ("dof", "solver_ms", "dynamics_ms", "contacts")}
+    slope, r2 = linear_fit(out["dof"], out["solver_ms"])
+    return {**out, "iterations_per_step": iterations, "threads": 1, "r2_linear": r2, "slope_us_per_dof": 1e3 * slope}
 
 
 def bench_panda_pick(quick=False, quiet=True) -> dict:
@@ -209,10 +219,7 @@ def bench_panda_cable(quick=False, quiet=True, segments=None, steps=None, csv=No
     sim = scene.simulator
     if steps is None:
         steps = 200 if quick else int(round(scene.duration / sim.dt))
-    sim.step(scene.script.control(0.0))  # compile outside the timing, then start over
-    sim.reset()
-    for sensor in scene.sensors:
-        sensor.reset()
+    scene.warm_up()
     result = run_scene(scene, int(steps), progress=not quiet, desc=f"panda_cable N={scene.cables[0].segments}")
     if csv is None:
         csv = os.path.join(tempfile.gettempdir(), f"panda_cable_{scene.cables[0].segments}.csv")

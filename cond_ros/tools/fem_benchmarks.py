@@ -32,12 +32,11 @@ def run_fem_scene(scene, steps: int, *, desc: str, quiet: bool, observe=None) ->
     """Run ``steps`` steps of a scripted FEM scene; the paper's per-scene numbers. ``observe(sim)`` is
     called after every step (outside the timing that matters: the solver's own clocks)."""
     sim = scene.simulator
-    sim.step(scene.script.control(0.0) if scene.script else None)  # compile outside the timing
-    sim.reset()
+    scene.warm_up()
     stats, force_norm = [], []
     t0 = time.perf_counter()
     for _ in tqdm(range(steps), desc=desc, leave=False, disable=quiet, unit="step"):
-        stats.append(sim.step(scene.script.control(sim.state.time) if scene.script else None))
+        stats.append(sim.step(scene.control(sim.state.time)))
         force_norm.append(internal_force_norm(sim.model, sim.state))
         if observe is not None:
             observe(sim)

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 
 from ..sim import Simulator
-from .benchmarks import PANDA_CABLE_SOLVERS, bench_box_sliding, bench_chebyshev, bench_scaling, box_sliding_errors
+from .benchmarks import (PANDA_CABLE_SOLVERS, bench_box_sliding, bench_chebyshev, bench_scaling, box_sliding_errors,
+                         linear_fit, sliding_cloth_timings)
 from .fem_benchmarks import ball_stiffness_edit
 from .paper_tables import PAPER, PAPER_TABLE_IV
-from ..scenes.registry import box_on_plane, cloth, edited_scene
+from ..scenes.registry import box_on_plane, edited_scene
 from .solver_comparison import compare_solvers
 
 IFPI = {"COND": ("scene", {}), "PGS": ("pgs", {}), "APGD": ("apgd", {})}
@@ -79,12 +79,6 @@ def bench_stiffness(quick: bool, quiet: bool) -> dict:
     return out
 
 
-def _r_squared(x, y) -> float:
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    slope, intercept = np.polyfit(x, y, 1)
-    return float(1.0 - np.sum((y - (slope * x + intercept)) ** 2) / np.sum((y - y.mean()) ** 2))
-
-
 def bench_ifpi_scaling(quick: bool, quiet: bool) -> dict:
     """Fig. 11 for the baselines: solver time (Delassus included) vs DOF on the sliding cloth of
     :func:`bench_scaling`, 30 iterations per step as there. Every node is in contact, so G is 3n x 3n:
@@ -93,21 +87,10 @@ def bench_ifpi_scaling(quick: bool, quiet: bool) -> dict:
     iterations, steps = 30, 5 if quick else 8
     out = {}
     for label in ("PGS", "APGD"):
-        dof, solver_ms, delassus_ms = [], [], []
-        for n in sizes:
-            tilt = np.deg2rad(20.0)
-            model = cloth(n, with_sphere=False, drop=0.0, mu=0.2,
-                          gravity=(9.81 * np.sin(tilt), 0.0, -9.81 * np.cos(tilt)))
-            sim = Simulator(model, dt=0.01, solver=IFPI[label][0],
-                            solver_options=dict(tolerance=1e-300, max_iterations=iterations))
-            for _ in range(2):
-                sim.step()
-            stats = [sim.step() for _ in range(steps)]
-            dof.append(model.dof_count)
-            solver_ms.append(float(np.median([s.solver_ms for s in stats])))
-            delassus_ms.append(float(np.median([s.delassus_ms for s in stats])))
-        out[label] = {"dof": dof, "solver_ms": solver_ms, "delassus_ms": delassus_ms,
-                      "r2_linear": _r_squared(dof, solver_ms), "iterations_per_step": iterations}
+        runs = [sliding_cloth_timings(n, IFPI[label][0], iterations, steps) for n in sizes]
+        result = {key: [run[key] for run in runs] for key in ("dof", "solver_ms", "delassus_ms")}
+        out[label] = {**result, "r2_linear": linear_fit(result["dof"], result["solver_ms"])[1],
+                      "iterations_per_step": iterations}
     return out
 
 

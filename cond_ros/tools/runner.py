@@ -90,7 +90,7 @@ def run_scene(scene: Scene, steps: int, *, progress: bool = True, desc: str = "r
     rows = np.zeros((steps, len(header)))
     t0 = time.perf_counter()
     for k in tqdm(range(steps), desc=desc, unit="step", disable=not progress):
-        st = sim.step(scene.script.control(sim.state.time) if scene.script is not None else None)
+        st = sim.step(scene.control(sim.state.time))
         row = [sim.state.time, st.iterations, st.residual, st.contact_count, st.max_penetration, st.collision_ms,
                st.dynamics_ms, st.solver_ms]
         row += list(sim.state.robot_q)

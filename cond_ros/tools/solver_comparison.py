@@ -30,16 +30,12 @@ REFERENCE_TOLERANCE = 1e-9  # [m/s]; the compared runs use the scene's (1e-4 .. 
 REFERENCE_MAX_ITERATIONS = 20_000
 
 
-def _control(scene, t):
-    return scene.script.control(t) if scene.script is not None else None
-
-
 def run_prefix(scene, steps: int, *, quiet: bool = True):
     """Run the scene's own solver ``steps`` steps from the start; return the state reached."""
     sim = scene.simulator
     sim.reset()
     for _ in tqdm(range(steps), desc=f"prefix {steps} steps", leave=False, disable=quiet, unit="step"):
-        sim.step(_control(scene, sim.state.time))
+        sim.step(scene.control(sim.state.time))
     return sim.state.copy()
 
 
@@ -71,7 +67,7 @@ def run_window(scene, solver, start_state, steps: int, *, desc: str = "window", 
     failed = None
     for _ in tqdm(range(steps), desc=desc, leave=False, disable=quiet, unit="step"):
         try:
-            st = sim.step(_control(scene, sim.state.time))
+            st = sim.step(scene.control(sim.state.time))
         except SimulationError as exc:
             failed = str(exc)
             break

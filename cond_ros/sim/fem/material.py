@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 
 from .. import validate as V
+from ..elasticity import shear_modulus
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,7 +41,7 @@ class FemMaterial:
     @property
     def shear_modulus(self) -> float:
         """Lame's mu (G) [Pa]."""
-        return self.youngs_modulus / (2.0 * (1.0 + self.poisson_ratio))
+        return shear_modulus(self.youngs_modulus, self.poisson_ratio)
 
     @property
     def lame_lambda(self) -> float:

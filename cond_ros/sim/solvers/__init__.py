@@ -4,7 +4,7 @@ from .apgd import SolverAPGD
 from .bisection import SolverBisection
 from .compliant import SolverCompliant
 from .cond import SolverCOND
-from .newton import SolverNewton
+from .nonsmooth_newton import SolverNewton
 from .penalty import SolverPenalty
 from .pgs import SolverPGS
 from .primal_newton import SolverPrimalNewton

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..jit import kernel
 from ..validate import ModelError, scalar
+from .base import require_isotropic_friction
 from .cond_kernels import dot
 from .delassus import ContactProblem, ImpulseSolverBase, velocity_change_norm
 from .friction_cone import project_proximal
@@ -165,9 +166,7 @@ class SolverAPGD(ImpulseSolverBase):
 
     def solve_contacts(self, problem: ContactProblem, force: np.ndarray):
         friction = problem.friction
-        if np.any(friction[:, 0] != friction[:, 1]):
-            raise ModelError("SolverAPGD: anisotropic friction (mu1 != mu2) is not supported; the projection "
-                             "is onto the isotropic cone only")
+        require_isotropic_friction(friction, "SolverAPGD", "the projection is onto the isotropic cone only")
         lam = np.ascontiguousarray(force, dtype=float).reshape(-1).copy()
         iterations, residual = accelerated_projected_gradient(
             problem.delassus, problem.free_velocity, np.ascontiguousarray(friction[:, 0], dtype=float),

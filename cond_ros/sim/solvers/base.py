@@ -15,6 +15,15 @@ from ..contacts import ContactSet
 from ..dynamics import LinearSystem, assemble
 from ..integrate import advance_state
 from ..model import Control, Model, State
+from ..validate import ModelError, non_negative, positive, scalar
+
+
+def require_isotropic_friction(friction: np.ndarray, solver: str, remedy: str) -> None:
+    """Raise :class:`ModelError` naming ``solver`` and ``remedy`` when any contact's cone is anisotropic
+    (mu1 != mu2 in ``friction``, (m, 2)): for the solvers whose projection or conic section is the
+    isotropic cone's only."""
+    if len(friction) and np.any(friction[:, 0] != friction[:, 1]):
+        raise ModelError(f"{solver}: anisotropic friction (mu1 != mu2) is not supported; {remedy}")
 
 
 class SimulationError(RuntimeError):
@@ -59,6 +68,14 @@ class SolverBase:
 
     def reset(self) -> None:
         """Forget warm-start data (call after teleporting the state)."""
+
+    def _set_iteration_options(self, tolerance, max_iterations, regularization, warm_start) -> None:
+        """Validate and keep the options every iterative solver has: ``tolerance`` (> 0), ``max_iterations``
+        (>= 1), ``regularization`` (the contact compliance omega, >= 0) and ``warm_start``."""
+        self.tolerance = positive("tolerance", tolerance)
+        self.max_iterations = int(scalar("max_iterations", max_iterations, low=1))
+        self.regularization = non_negative("regularization", regularization)
+        self.warm_start = bool(warm_start)
 
     def prepare(self, model: Model, state: State, contacts: ContactSet) -> None:
         """Set up what :meth:`solve` needs from the model beyond the linear system (called by :meth:`step`)."""

@@ -70,6 +70,7 @@ import numpy as np
 
 from ..jit import kernel
 from ..validate import ModelError, positive, scalar
+from .base import require_isotropic_friction
 from .delassus import ContactProblem, ImpulseSolverBase, contact_velocity_at, velocity_change_norm
 
 FRICTION_MODELS = {"max_dissipation": 0, "coulomb": 1}
@@ -351,9 +352,8 @@ class SolverBisection(ImpulseSolverBase):
 
     def solve_contacts(self, problem: ContactProblem, force: np.ndarray):
         friction = np.ascontiguousarray(problem.friction, dtype=float)
-        if np.any(friction[:, 0] != friction[:, 1]):
-            raise ModelError("SolverBisection: anisotropic friction (mu1 != mu2) is not supported; "
-                             "the conic section of Alg. 1 assumes the isotropic cone")
+        require_isotropic_friction(friction, "SolverBisection",
+                                   "the conic section of Alg. 1 assumes the isotropic cone")
         lam = np.ascontiguousarray(force, dtype=float).reshape(-1).copy()
         iterations, residual = bisection_sweeps(
             np.ascontiguousarray(problem.delassus), np.ascontiguousarray(problem.free_velocity), friction,

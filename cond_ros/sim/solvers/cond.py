@@ -9,8 +9,8 @@ import numpy as np
 
 from ..contacts import ContactSet, contact_keys, forces_to_world
 from ..dynamics import LinearSystem, virtual_node_velocities
-from ..validate import ModelError, non_negative, positive, scalar
-from .base import SimulationError, SolverBase
+from ..validate import ModelError, scalar
+from .base import SimulationError, SolverBase, require_isotropic_friction
 from .coarse_space import (coarse_basis, coarse_operator, extend_pattern, product_terms, row_pattern,
                            rows_are_static)
 from .cond_kernels import contact_velocities, velocity_fixed_point, warm_start_owners
@@ -90,10 +90,7 @@ class SolverCOND(SolverBase):
         self.chebyshev = bool(chebyshev)
         self.chebyshev_start = int(scalar("chebyshev_start", chebyshev_start, low=0))
         self.under_relaxation = scalar("under_relaxation", under_relaxation, low=0.0, high=1.0, low_open=True)
-        self.tolerance = positive("tolerance", tolerance)
-        self.max_iterations = int(scalar("max_iterations", max_iterations, low=1))
-        self.regularization = non_negative("regularization", regularization)
-        self.warm_start = bool(warm_start)
+        self._set_iteration_options(tolerance, max_iterations, regularization, warm_start)
         self.force_warm_start = bool(force_warm_start)
         self.coarse_correction = bool(coarse_correction)
         self._coarse_space = None
@@ -193,10 +190,9 @@ class SolverCOND(SolverBase):
         return v
 
     def solve(self, system: LinearSystem, contacts: ContactSet, dt: float):
-        anisotropic = contacts.count and np.any(contacts.friction[:, 0] != contacts.friction[:, 1])
-        if self.projection == "proximal" and anisotropic:
-            raise ModelError("SolverCOND: anisotropic friction needs projection='strict' (Prop. 6); "
-                             "the proximal operator is implemented for isotropic cones only")
+        if self.projection == "proximal":
+            require_isotropic_friction(contacts.friction, "SolverCOND with projection='proximal'",
+                                       "use projection='strict' (Prop. 6)")
         coarse = self._coarse_arrays(system)
         v = self.initial_guess(system)
         w, blocks = self._weights(system, contacts)

@@ -34,7 +34,7 @@ from numba import prange
 from ..contacts import ContactSet, contact_keys, forces_to_world
 from ..dynamics import LinearSystem, assemble
 from ..jit import kernel, parallel_kernel
-from ..validate import ModelError, non_negative, positive, scalar
+from ..validate import ModelError
 from .base import SolverBase
 
 COLUMN_BLOCK = 32  # right-hand sides solved together: one pass over the factor serves a block
@@ -263,10 +263,7 @@ class ImpulseSolverBase(SolverBase):
     name = "impulse"
 
     def __init__(self, *, tolerance=1e-8, max_iterations=1000, regularization=0.0, warm_start=True):
-        self.tolerance = positive("tolerance", tolerance)
-        self.max_iterations = int(scalar("max_iterations", max_iterations, low=1))
-        self.regularization = non_negative("regularization", regularization)
-        self.warm_start = bool(warm_start)
+        self._set_iteration_options(tolerance, max_iterations, regularization, warm_start)
         self.reset()
 
     def reset(self) -> None:

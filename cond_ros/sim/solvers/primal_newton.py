@@ -56,8 +56,8 @@ import scipy.sparse as sp
 from ..contacts import ContactSet
 from ..dynamics import LinearSystem, assemble
 from ..jit import kernel
-from ..validate import ModelError, non_negative, positive, scalar
-from .base import SolverBase
+from ..validate import ModelError, non_negative, scalar
+from .base import SolverBase, require_isotropic_friction
 from .delassus import contact_jacobian
 from .friction_cone import proximal_jacobian, strict_jacobian
 
@@ -297,9 +297,7 @@ class SolverPrimalNewton(SolverBase):
         if projection not in PROJECTIONS:
             raise ModelError(f"projection: expected one of {list(PROJECTIONS)}, got {projection!r}")
         self.projection = projection
-        self.tolerance = positive("tolerance", tolerance)
-        self.max_iterations = int(scalar("max_iterations", max_iterations, low=1))
-        self.regularization = non_negative("regularization", regularization)
+        self._set_iteration_options(tolerance, max_iterations, regularization, warm_start)
         self.relative_regularization = non_negative("relative_regularization", relative_regularization)
         self.relative_friction_regularization = non_negative("relative_friction_regularization",
                                                              relative_friction_regularization)
@@ -310,7 +308,6 @@ class SolverPrimalNewton(SolverBase):
                              "omega > 0 (e.g. relative_regularization=1e-6)")
         self.min_bound_relaxation = scalar("min_bound_relaxation", min_bound_relaxation, low=0.0, high=1.0,
                                            low_open=True)
-        self.warm_start = bool(warm_start)
         self.reset()
 
     def reset(self) -> None:
@@ -346,9 +343,7 @@ class SolverPrimalNewton(SolverBase):
             v = qdldl.Solver(sp.triu(a, format="csc"), upper=True).solve(system.b)
             self._v_hat = v.copy()
             return v, np.zeros((0, 3)), 1, 0.0
-        if np.any(contacts.friction[:, 0] != contacts.friction[:, 1]):
-            raise ModelError("SolverPrimalNewton: anisotropic friction (mu1 != mu2) is not supported; use cond "
-                             "with projection='strict'")
+        require_isotropic_friction(contacts.friction, "SolverPrimalNewton", "use cond with projection='strict'")
         count = contacts.count
         jacobian = contact_jacobian(n, contacts)
         mu = np.ascontiguousarray(contacts.friction[:, 0])

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from cond_ros.sim.solvers.delassus import build_contact_problem
-from cond_ros.sim.solvers.newton import (SolverNewton, fischer_burmeister, friction_compliance, newton_terms,
+from cond_ros.sim.solvers.nonsmooth_newton import (SolverNewton, fischer_burmeister, friction_compliance, newton_terms,
                                          preconditioned_conjugate_residual, preconditioner_scales)
 from cond_ros.sim.validate import ModelError
 
