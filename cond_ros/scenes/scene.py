@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import NamedTuple
+from typing import NamedTuple, Optional, Protocol
 
 import numpy as np
 import yaml
@@ -82,6 +82,17 @@ def _pose(spec: _Spec) -> np.ndarray:
     return pose
 
 
+class Motion(Protocol):
+    """A scene's scripted motion: it drives robot ``robot`` by :meth:`control`, and follows the pose of that
+    robot's link ``tool_link`` (a recorded tool trajectory; None for joint-space waypoints)."""
+
+    robot: int
+    tool_link: Optional[int]
+
+    def control(self, t: float) -> Control:
+        """The drives' targets and efforts at time ``t`` [s]."""
+
+
 @dataclasses.dataclass
 class ScriptedMotion:
     """Joint-space waypoints (from joint or Cartesian targets) and gripper commands of one robot.
@@ -97,6 +108,7 @@ class ScriptedMotion:
     gripper_closed: np.ndarray  # bool per waypoint
     gripper_dofs: np.ndarray
     grip_force: float
+    tool_link: Optional[int] = None  # waypoints drive joints; no tool pose is followed
 
     def control(self, t: float) -> Control:
         control = self.model.control()
@@ -150,12 +162,17 @@ class Scene(NamedTuple):
     FEM bodies (``fem.SoftBody``) and mounted bodies."""
 
     simulator: Simulator
-    script: object
+    script: Optional[Motion]
     duration: float
     sensors: list
     cables: list
     soft_bodies: list = []
     mounts: list = []  # sensors.BodyMount: bodies held by a 6-axis F/T sensor
+
+    @property
+    def tool_link(self) -> Optional[int]:
+        """The link of ``script.robot`` whose pose the script follows, or None."""
+        return self.script.tool_link if self.script is not None else None
 
     def control(self, t: float):
         """The scripted motion's :class:`~cond_ros.sim.model.Control` at time ``t`` [s]; None without a script."""

@@ -36,7 +36,8 @@ import dataclasses
 import numpy as np
 
 from .collision import detect_point_contacts
-from .dynamics import SystemPattern, jacobian_velocity
+from .dynamics import SystemPattern
+from .linalg import jacobian_velocity
 from .jit import kernel
 from .model import Model, State
 from .dynamic_contacts import detect_dynamic_contacts, detect_node_pairs

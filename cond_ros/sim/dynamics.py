@@ -4,7 +4,7 @@
 blocks between the DOF groups (a particle's 3 DOF, a body's 6 DOF) that a
 potential couples. Virtual nodes (eq. 15) are kept matrix-free: their
 k_v J_v^T J_v term is added into the owner's diagonal block, and the
-off-diagonal -k_v J_v blocks are applied by :func:`augmented_matvec`.
+off-diagonal -k_v J_v blocks are applied by ``linalg.augmented_matvec``.
 
 Here lambda is the mean contact force over the step [N], because eq. (9)
 divides the momentum balance by the step (M_hat = 2 M / dt; M / (theta dt) for
@@ -16,9 +16,8 @@ import dataclasses
 
 import numpy as np
 import scipy.sparse as sp
-from numba import prange
 
-from .jit import kernel, parallel_kernel
+from .jit import kernel
 from .fem.elements import assemble_tetrahedra
 from .model import DampingPolicy, Model, PointKind
 from .potentials import add_block, assemble_model_potentials
@@ -219,71 +218,6 @@ def add_point_coupling(point_size, point_jac, point_group, point_matrix, diag_pa
         size = point_size[k]
         jac = np.ascontiguousarray(point_jac[k, :, :size])
         add_block(data, block_slot, diag_pair[point_group[k]], size, size, 1.0, point_matrix[k] @ jac, jac)
-
-
-@kernel
-def jacobian_velocity(v, dof, size, jac):
-    """J v_owner: the world velocity of a point whose Jacobian on its owner's DOFs is ``jac`` (3 x size)."""
-    out = np.zeros(3)
-    for e in range(3):
-        for r in range(size):
-            out[e] += jac[e, r] * v[dof + r]
-    return out
-
-
-@kernel
-def virtual_node_velocities(vn_dof, vn_size, vn_jac, v):
-    """v[n_o:] = J_v v[:n_o] (eq. 14), in place; n_o = len(v) - 3 vn_count."""
-    n_o = v.shape[0] - 3 * vn_dof.shape[0]
-    for k in range(vn_dof.shape[0]):
-        owner = jacobian_velocity(v, vn_dof[k], vn_size[k], vn_jac[k])
-        for e in range(3):
-            v[n_o + 3 * k + e] = owner[e]
-
-
-@kernel
-def add_jacobian_force(out, dof, size, jac, force, scale):
-    """out[owner DOFs] += scale J^T force."""
-    for r in range(size):
-        out[dof + r] += scale * (jac[0, r] * force[0] + jac[1, r] * force[1] + jac[2, r] * force[2])
-
-
-PARALLEL_MIN_ROWS = 20000  # below this, thread start-up costs more than the rows (2-core machines, under load)
-
-
-def _csr_matvec(indptr, indices, data, x, out):
-    """out = A x, one row per iteration (rows are independent, so the result is order-free)."""
-    for i in prange(indptr.shape[0] - 1):
-        acc = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
-            acc += data[p] * x[indices[p]]
-        out[i] = acc
-
-
-csr_matvec_serial = kernel(_csr_matvec)
-csr_matvec_parallel = parallel_kernel(_csr_matvec)
-
-
-@kernel
-def csr_matvec(indptr, indices, data, x, out):
-    """out = A x, threaded only for large systems (both variants give identical results)."""
-    if indptr.shape[0] - 1 >= PARALLEL_MIN_ROWS:
-        csr_matvec_parallel(indptr, indices, data, x, out)
-    else:
-        csr_matvec_serial(indptr, indices, data, x, out)
-
-
-@kernel
-def augmented_matvec(indptr, indices, data, vn_dof, vn_size, vn_jac, kv, x, out):
-    """out = A x for the augmented A of eq. (15), with A_o in CSR and the J_v blocks applied matrix-free."""
-    n_o = indptr.shape[0] - 1
-    csr_matvec(indptr, indices, data, x[:n_o], out[:n_o])
-    for k in range(vn_dof.shape[0]):
-        base = n_o + 3 * k
-        owner_velocity = jacobian_velocity(x, vn_dof[k], vn_size[k], vn_jac[k])
-        for e in range(3):
-            out[base + e] = kv * (x[base + e] - owner_velocity[e])
-        add_jacobian_force(out, vn_dof[k], vn_size[k], vn_jac[k], x[base:base + 3], -kv)
 
 
 def assemble(model: Model, pattern: SystemPattern, state, control, dt: float,

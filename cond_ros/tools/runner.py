@@ -61,7 +61,7 @@ def _header(scene: Scene) -> list:
     header = list(STEP_COLUMNS)
     for art in model.robots:
         header += [f"q_{name}" for name in art.dof_name]
-    if getattr(scene.script, "tool_link", None) is not None:
+    if scene.tool_link is not None:
         header += ["tool_px", "tool_py", "tool_pz", "tool_qw", "tool_qx", "tool_qy", "tool_qz"]
     for sensor in scene.sensors:
         name = sensor.spec.name
@@ -85,7 +85,7 @@ def run_scene(scene: Scene, steps: int, *, progress: bool = True, desc: str = "r
     """Step ``scene`` ``steps`` times with its scripted motion, reading every sensor after each step."""
     sim = scene.simulator
     header = _header(scene)
-    has_tool = getattr(scene.script, "tool_link", None) is not None
+    has_tool = scene.tool_link is not None
     kin = ArticulationKinematics(sim.model.robots[scene.script.robot]) if has_tool else None
     rows = np.zeros((steps, len(header)))
     t0 = time.perf_counter()

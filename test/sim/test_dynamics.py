@@ -24,7 +24,8 @@ from scipy.spatial.transform import Rotation
 
 from cond_ros import sim
 from cond_ros.sim.contacts import build_contact_set
-from cond_ros.sim.dynamics import assemble, augmented_matvec, build_pattern
+from cond_ros.sim.dynamics import assemble, build_pattern
+from cond_ros.sim.linalg import augmented_matvec
 from cond_ros.sim.model import DampingPolicy, PointKind, PotentialType
 
 # Tolerances ---------------------------------------------------------------

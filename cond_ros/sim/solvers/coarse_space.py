@@ -27,7 +27,8 @@ import itertools
 
 import numpy as np
 
-from ..dynamics import GROUP_PARTICLE, jacobian_velocity
+from ..dynamics import GROUP_PARTICLE
+from ..linalg import jacobian_velocity
 from ..jit import kernel
 from ..model import Model, State
 

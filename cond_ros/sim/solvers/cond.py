@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..contacts import ContactSet, contact_keys, forces_to_world
-from ..dynamics import LinearSystem, virtual_node_velocities
+from ..dynamics import LinearSystem
+from ..linalg import virtual_node_velocities
 from ..validate import ModelError, scalar
 from .base import SimulationError, SolverBase, require_isotropic_friction
 from .coarse_space import (coarse_basis, coarse_operator, extend_pattern, product_terms, row_pattern,

@@ -7,7 +7,7 @@ the arithmetic on small scenes.
 import numpy as np
 from numba import prange
 
-from ..dynamics import augmented_matvec, jacobian_velocity
+from ..linalg import augmented_matvec, jacobian_velocity
 from ..jit import kernel, leaf_kernel, parallel_kernel
 from .friction_cone import project_cone
 from .weights import WEIGHTS_BB1, WEIGHTS_BB_ALTERNATING, WEIGHTS_BLOCK, WEIGHTS_FROBENIUS, apply_block_weights

@@ -17,7 +17,8 @@ allowed, which the block W below uses.
 """
 import numpy as np
 
-from ..dynamics import GROUP_BODY, GROUP_ROBOT, augmented_matvec
+from ..dynamics import GROUP_BODY, GROUP_ROBOT
+from ..linalg import augmented_matvec
 from ..jit import kernel
 
 WEIGHTS_FROBENIUS = 0
