@@ -4,14 +4,13 @@ every ``config/NAME.yaml`` scene file (see ``cond_ros.scenes.scene``).
 from __future__ import annotations
 
 import os
-import tempfile
 
 import numpy as np
 import yaml
 
 from ..sim import DampingPolicy, Model, ModelBuilder, Simulator, box_inertia, particle
 from ..resources import packaged_file, scene_files
-from .scene import Scene, load_scene
+from .scene import Scene, load_scene, scene_from_data
 
 BOX_HALF = 0.1  # Sec. V-B: 0.2 m cube
 BOX_MASS = 0.5  # [kg]
@@ -98,15 +97,12 @@ def load_named_scene(name: str, *, dt=None, solver=None, path=None, script: bool
 
 
 def edited_scene(name: str, edit=None):
-    """``config/NAME.yaml`` with ``edit(data)`` applied to its YAML first (None: as shipped)."""
+    """``config/NAME.yaml`` with ``edit(data)`` applied to its YAML document first (None: as shipped); built
+    from the edited document directly, with errors naming the file as edited."""
     if edit is None:
         return load_named_scene(name)
-    with open(scene_file(name)) as fh:
+    path = scene_file(name)
+    with open(path) as fh:
         data = yaml.safe_load(fh)
     edit(data)
-    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
-        yaml.safe_dump(data, fh)
-    try:
-        return load_named_scene(name, path=fh.name)
-    finally:
-        os.unlink(fh.name)
+    return scene_from_data(data, f"{path} (edited)")

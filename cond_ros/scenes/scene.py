@@ -201,6 +201,12 @@ def load_scene(path: str, *, script: bool = True) -> Scene:
         raise ModelError(f"scene: cannot read {path}: {exc.strerror}") from exc
     except yaml.YAMLError as exc:
         raise ModelError(f"{path}: invalid YAML: {exc}") from exc
+    return scene_from_data(data, path, script=script)
+
+
+def scene_from_data(data, path: str, *, script: bool = True) -> Scene:
+    """:func:`load_scene` of the YAML document ``data`` already read (and perhaps edited); ``path`` names it
+    in error messages. Relative file names in it (URDFs, meshes, trajectories) are the package's."""
     spec = _Spec(data, "", path)
     contact = spec.sub("contact")
     gravity = spec.vector("gravity", 3, [0.0, 0.0, -9.81])
