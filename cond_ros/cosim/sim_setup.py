@@ -10,24 +10,15 @@ import dataclasses
 
 import yaml
 
-from ..sim import ModelError, Simulator
+from ..sim import ModelError
 from ..scenes.scene import Scene
 from ..sim.sensors import SimulatedFTSensor
 from ..resources import ResourceError, scene_files
-from ..scenes.registry import BUILT_IN, load_named_scene
+from ..scenes.registry import BUILT_IN, load_named_scene, with_options
+from ..sim.options import override_options
 from .commands import CommandState
 from .config import ConfigError, SimConfig, scene_path
 from .joint_names import JointNameMap, UnknownJointError, model_joint_names
-
-
-def _scene_solver_options(path: str | None) -> tuple[str, dict]:
-    """(solver name, options) of a scene file's ``solver`` section (built-in scenes: cond, defaults)."""
-    if path is None:
-        return "cond", {}
-    with open(path) as fh:
-        section = (yaml.safe_load(fh) or {}).get("solver", {}) or {}
-    options = {k: v for k, v in section.items() if k != "name"}
-    return section.get("name", "cond"), options
 
 
 def _sensor(model, sensor: SimulatedFTSensor, config: SimConfig) -> SimulatedFTSensor:
@@ -59,22 +50,20 @@ def load_scene_parameter(scene: str, *, script: bool = True) -> tuple[Scene, str
 def build_scene(config: SimConfig, *, script: bool = True) -> Scene:
     """The scene of ``config.scene`` with dt, solver and sensor settings applied (``script``: see
     :func:`load_scene_parameter`)."""
-    scene, path = load_scene_parameter(config.scene, script=script)
-    name, options = _scene_solver_options(path)
-    if config.solver and config.solver != name:
-        name, options = config.solver, {}
-    if config.solver_tolerance > 0:
-        options["tolerance"] = config.solver_tolerance
-    if config.solver_max_iterations > 0:
-        options["max_iterations"] = config.solver_max_iterations
+    scene, _ = load_scene_parameter(config.scene, script=script)
     model = scene.simulator.model
     try:
-        simulator = Simulator(model, dt=config.dt if config.dt > 0 else scene.simulator.dt, solver=name,
-                              solver_options=options)
+        # the parameters' 0 / "" mean "the scene's own"
+        options = override_options(scene.simulator.options, dt=config.dt if config.dt > 0 else None,
+                                   solver=config.solver or None,
+                                   tolerance=config.solver_tolerance if config.solver_tolerance > 0 else None,
+                                   max_iterations=config.solver_max_iterations if config.solver_max_iterations > 0
+                                   else None)
+        scene = with_options(scene, options)
         sensors = [_sensor(model, s, config) for s in scene.sensors]
     except ModelError as exc:
         raise ConfigError(f"scene {config.scene!r}: {exc}") from None
-    return scene._replace(simulator=simulator, sensors=sensors)
+    return scene._replace(sensors=sensors)
 
 
 def warm_up(scene: Scene) -> None:

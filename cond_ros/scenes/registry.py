@@ -9,6 +9,7 @@ import numpy as np
 import yaml
 
 from ..sim import DampingPolicy, Model, ModelBuilder, Simulator, box_inertia, particle
+from ..sim.options import SimOptions, override_options
 from ..resources import packaged_file, scene_files
 from .scene import Scene, load_scene, scene_from_data
 
@@ -81,19 +82,23 @@ def scene_file(name: str) -> str:
 def load_named_scene(name: str, *, dt=None, solver=None, path=None, script: bool = True) -> Scene:
     """The :class:`~cond_ros.scenes.scene.Scene` of a built-in scene or ``config/NAME.yaml`` (or ``path``).
 
-    ``dt`` and ``solver`` override the scene's own when given; ``script=False`` leaves out its scripted
-    motion (see :func:`~cond_ros.scenes.scene.load_scene`).
+    ``dt`` and ``solver`` override the scene's own when given (:func:`~cond_ros.sim.options.override_options`:
+    another solver starts from its defaults, the scene's own keeps its options); ``script=False`` leaves out
+    its scripted motion (see :func:`~cond_ros.scenes.scene.load_scene`).
     """
     if name in BUILT_IN and path is None:
         make, duration = BUILT_IN[name]
-        return Scene(Simulator(make(), dt=0.01 if dt is None else dt, solver=solver or "cond"), None, duration, [],
-                     [])
-    scene = load_scene(path or scene_file(name), script=script)
-    if dt is not None or solver is not None:
-        simulator = scene.simulator
-        scene = scene._replace(simulator=Simulator(simulator.model, dt=simulator.dt if dt is None else dt,
-                                                   solver=solver or simulator.solver))
-    return scene
+        scene = Scene(Simulator(make(), options=SimOptions()), None, duration, [], [])
+    else:
+        scene = load_scene(path or scene_file(name), script=script)
+    return with_options(scene, override_options(scene.simulator.options, dt=dt, solver=solver))
+
+
+def with_options(scene: Scene, options: SimOptions) -> Scene:
+    """``scene`` stepped with ``options`` (the same scene when they are its own)."""
+    if options == scene.simulator.options:
+        return scene
+    return scene._replace(simulator=Simulator(scene.simulator.model, options=options))
 
 
 def edited_scene(name: str, edit=None):

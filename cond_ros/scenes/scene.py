@@ -23,6 +23,7 @@ from ..sim.fem import FemMaterial, SoftBody, TetMesh, add_soft_body, box_mesh, c
 from ..sim.model import Control, DampingPolicy, Model
 from ..sim.rod import Rod, RodMaterial, add_rod, clamp_rod_end
 from ..sim.sensors import BodyMount, SimulatedFTSensor, mount_body, spec_from_dict
+from ..sim.options import DEFAULT_DT, DEFAULT_SOLVER, SimOptions
 from ..sim.simulator import Simulator
 from ..resources import packaged_file
 from .tool_trajectory import IKTrack, ToolTrajectory, rigid_rotation, track_with_ik
@@ -272,8 +273,8 @@ def scene_from_data(data, path: str, *, script: bool = True) -> Scene:
     sensors = [_load_sensor(model, s_, robots, path) for s_ in spec.items("sensors")]
     solver = spec.sub("solver")
     options = {k: v for k, v in solver.data.items() if k != "name"}
-    simulator = Simulator(model, dt=spec.number("dt", 0.01), solver=solver.get("name", "cond"),
-                          solver_options=options)
+    simulator = Simulator(model, options=SimOptions(spec.number("dt", DEFAULT_DT), solver.get("name", DEFAULT_SOLVER),
+                                                    options))
     if not script:
         motion = None
     elif track is not None:

@@ -13,8 +13,9 @@ import numpy as np
 from .contacts import ContactSet, build_contact_set
 from .dynamics import build_pattern
 from .model import Control, Model, State
+from .options import SimOptions
 from .solvers import SimulationError, SolverBase, StepStats, make_solver
-from .validate import ModelError, finite_array, positive
+from .validate import ModelError, finite_array
 
 __all__ = ["SimulationError", "Simulator"]
 
@@ -24,15 +25,23 @@ class Simulator:
 
     Args:
         model: the scene.
+        options: the step size and the solver (:class:`~cond_ros.sim.options.SimOptions`); or, instead:
         dt: time step [s], > 0.
         solver: a registered solver name (``"cond"``, ``"penalty"``) or a :class:`SolverBase`.
         solver_options: keyword options of the named solver.
+
+    ``options`` holds what it runs with (for a solver given as an object: its name, without options).
     """
 
-    def __init__(self, model: Model, *, dt: float = 0.01, solver="cond", solver_options=None):
+    def __init__(self, model: Model, *, options: SimOptions | None = None, dt: float = 0.01, solver="cond",
+                 solver_options=None):
         self.model = model
-        self.dt = positive("dt", dt)
-        self.solver = solver if isinstance(solver, SolverBase) else make_solver(solver, **(solver_options or {}))
+        given = isinstance(solver, SolverBase)
+        if options is None:
+            options = SimOptions(dt, solver.name if given else solver, {} if given else (solver_options or {}))
+        self.options = options
+        self.dt = options.dt
+        self.solver = solver if given else make_solver(options.solver, **options.solver_options)
         self.pattern = build_pattern(model)
         self.state: State = model.state()
         self.control: Control = model.control()
