@@ -20,7 +20,8 @@ from ..jit import kernel
 from ..validate import ModelError, scalar
 from .base import require_isotropic_friction
 from .cond_kernels import dot
-from .delassus import ContactProblem, ImpulseSolverBase, velocity_change_norm
+from .delassus import ContactProblem, velocity_change_norm
+from .impulse_base import ImpulseSolverBase
 from .friction_cone import project_proximal
 
 MAX_BACKTRACKS = 64  # doublings of L per iteration: 2^64 covers any scale of G from a positive start

@@ -71,7 +71,8 @@ import numpy as np
 from ..jit import kernel
 from ..validate import ModelError, positive, scalar
 from .base import require_isotropic_friction
-from .delassus import ContactProblem, ImpulseSolverBase, contact_velocity_at, velocity_change_norm
+from .delassus import ContactProblem, contact_velocity_at, velocity_change_norm
+from .impulse_base import ImpulseSolverBase
 
 FRICTION_MODELS = {"max_dissipation": 0, "coulomb": 1}
 MAX_DISSIPATION = 0

@@ -87,7 +87,8 @@ import numpy as np
 
 from ..validate import ModelError, non_negative, positive
 from .apgd import DEFAULT_STEP_DECAY, accelerated_projected_gradient
-from .delassus import ImpulseSolverBase, contact_jacobian
+from .delassus import contact_jacobian
+from .impulse_base import ImpulseSolverBase
 
 
 class SolverCompliant(ImpulseSolverBase):

@@ -48,7 +48,8 @@ import numpy as np
 
 from ..jit import kernel
 from ..validate import ModelError, non_negative, scalar
-from .delassus import ContactProblem, ImpulseSolverBase, velocity_change_norm
+from .delassus import ContactProblem, velocity_change_norm
+from .impulse_base import ImpulseSolverBase
 from .friction_cone import project_strict
 
 #: a normal row with alpha below this is decoupled (its coupling to G is below round-off of its diagonal)

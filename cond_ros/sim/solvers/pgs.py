@@ -18,7 +18,8 @@ import numpy as np
 
 from ..jit import kernel
 from ..validate import ModelError, scalar
-from .delassus import ContactProblem, ImpulseSolverBase, contact_velocity_at, velocity_change_norm
+from .delassus import ContactProblem, contact_velocity_at, velocity_change_norm
+from .impulse_base import ImpulseSolverBase
 from .friction_cone import project_strict
 
 
