@@ -35,6 +35,16 @@ class SimOptions:
             raise ModelError(f"solver: unknown {self.solver!r}; available: {', '.join(sorted(SOLVERS))}")
         object.__setattr__(self, "solver_options", types.MappingProxyType(dict(self.solver_options)))
 
+    @classmethod
+    def of_solver_object(cls, dt: float, name: str) -> SimOptions:
+        """The options of a simulator handed a solver object: its ``name`` (which need not be registered: a
+        test's reference solver) and no options (they live in the object)."""
+        options = object.__new__(cls)
+        object.__setattr__(options, "dt", positive("dt", dt))
+        object.__setattr__(options, "solver", name)
+        object.__setattr__(options, "solver_options", types.MappingProxyType({}))
+        return options
+
 
 def override_options(options: SimOptions, *, dt: float | None = None, solver: str | None = None,
                      tolerance: float | None = None, max_iterations: int | None = None) -> SimOptions:

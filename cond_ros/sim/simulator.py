@@ -38,7 +38,8 @@ class Simulator:
         self.model = model
         given = isinstance(solver, SolverBase)
         if options is None:
-            options = SimOptions(dt, solver.name if given else solver, {} if given else (solver_options or {}))
+            options = (SimOptions.of_solver_object(dt, solver.name) if given
+                       else SimOptions(dt, solver, solver_options or {}))
         self.options = options
         self.dt = options.dt
         self.solver = solver if given else make_solver(options.solver, **options.solver_options)
