@@ -33,16 +33,15 @@ def _sensor(model, sensor: SimulatedFTSensor, config: SimConfig) -> SimulatedFTS
     return SimulatedFTSensor(model, dataclasses.replace(sensor.spec, **changes), sensor.robot)
 
 
-def load_scene_parameter(scene: str, *, script: bool = True) -> tuple[Scene, str | None]:
-    """The scene that a ``scene`` parameter names, and its YAML path (None for a built-in scene); with
-    ``script=False``, without its scripted motion."""
+def load_scene_parameter(scene: str, *, script: bool = True) -> Scene:
+    """The scene that a ``scene`` parameter names; with ``script=False``, without its scripted motion."""
     try:
         packaged = scene_files()
     except ResourceError as exc:
         raise ConfigError(f"scene {scene!r}: {exc}") from None
     path = scene_path(scene, packaged, BUILT_IN)
     try:
-        return load_named_scene(scene, path=path, script=script), path
+        return load_named_scene(scene, path=path, script=script)
     except (ModelError, OSError, yaml.YAMLError) as exc:
         raise ConfigError(f"scene {scene!r}: {exc}") from None
 
@@ -50,7 +49,7 @@ def load_scene_parameter(scene: str, *, script: bool = True) -> tuple[Scene, str
 def build_scene(config: SimConfig, *, script: bool = True) -> Scene:
     """The scene of ``config.scene`` with dt, solver and sensor settings applied (``script``: see
     :func:`load_scene_parameter`)."""
-    scene, _ = load_scene_parameter(config.scene, script=script)
+    scene = load_scene_parameter(config.scene, script=script)
     model = scene.simulator.model
     try:
         # the parameters' 0 / "" mean "the scene's own"

@@ -30,7 +30,7 @@ class DemoController(Node):
         super().__init__(NODE_NAME, **kwargs)
         scene_name = self.declare_parameter("scene", "panda_cable", ParameterDescriptor(
             description="the scene whose script to play (the sim's scene)", read_only=True)).value
-        scene = load_scene_parameter(scene_name)[0]
+        scene = load_scene_parameter(scene_name)
         if scene.script is None:
             raise ConfigError(f"scene {scene_name!r} has no script to play")
         self.script, self.model = scene.script, scene.simulator.model

@@ -6,12 +6,11 @@ from __future__ import annotations
 import os
 
 import numpy as np
-import yaml
 
 from ..sim import DampingPolicy, Model, ModelBuilder, Simulator, box_inertia, particle
 from ..sim.options import SimOptions, override_options
 from ..resources import packaged_file, scene_files
-from .scene import Scene, load_scene, scene_from_data
+from .scene import Scene, load_scene, read_scene_yaml, scene_from_data
 
 BOX_HALF = 0.1  # Sec. V-B: 0.2 m cube
 BOX_MASS = 0.5  # [kg]
@@ -107,7 +106,6 @@ def edited_scene(name: str, edit=None):
     if edit is None:
         return load_named_scene(name)
     path = scene_file(name)
-    with open(path) as fh:
-        data = yaml.safe_load(fh)
+    data = read_scene_yaml(path)
     edit(data)
     return scene_from_data(data, f"{path} (edited)")

@@ -195,14 +195,19 @@ def load_scene(path: str, *, script: bool = True) -> Scene:
     IK is then solved for its first row only, which is the robot's start configuration. The whole track
     (5 500 rows of the winding, seconds of IK) is for those who play the script, not for the simulator.
     """
+    return scene_from_data(read_scene_yaml(path), path, script=script)
+
+
+def read_scene_yaml(path: str):
+    """The YAML document of a scene file; a :class:`ModelError` naming the file when it cannot be read or
+    parsed."""
     try:
         with open(path) as fh:
-            data = yaml.safe_load(fh)
+            return yaml.safe_load(fh)
     except OSError as exc:
         raise ModelError(f"scene: cannot read {path}: {exc.strerror}") from exc
     except yaml.YAMLError as exc:
         raise ModelError(f"{path}: invalid YAML: {exc}") from exc
-    return scene_from_data(data, path, script=script)
 
 
 def scene_from_data(data, path: str, *, script: bool = True) -> Scene:
