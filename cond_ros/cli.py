@@ -26,7 +26,7 @@ def _unknown(command: str, what: str, name: str, registry) -> bool:
 
 
 def _cmd_scenes(args) -> int:
-    from .scenes.registry import scene_names
+    from .scenes import scene_names
     for name in scene_names():
         print(name)
     return 0
@@ -37,7 +37,7 @@ ROS_BENCH_DEFAULT_DURATION_S = 60.0  # simulated seconds (about 70 s at 320 segm
 
 
 def _cmd_bench(args) -> int:
-    from .tools.benchmark_registry import BENCHMARKS
+    from .tools import BENCHMARKS
     if _unknown("bench", "benchmark", args.name, list(BENCHMARKS) + list(ROS_BENCHMARKS)):
         return 2
     ros_only = {k: getattr(args, k) for k in ("duration", "scene") if getattr(args, k) is not None}
@@ -54,7 +54,7 @@ def _cmd_bench(args) -> int:
         return 2
     if args.name in ROS_BENCHMARKS:
         try:
-            from .ros.bench import bench_ros_panda_cable
+            from .ros import bench_ros_panda_cable
         except ImportError as exc:
             print(f"cond-ros bench: {args.name} needs rclpy ({exc}); pip install -e '.[ros]'", file=sys.stderr)
             return 2
@@ -78,9 +78,9 @@ def _cmd_bench(args) -> int:
 
 
 def _cmd_run(args) -> int:
+    from .scenes import load_named_scene, scene_names
     from .sim import ModelError, SimulationError
-    from .tools.runner import format_summary, run_scene
-    from .scenes.registry import load_named_scene, scene_names
+    from .tools import format_summary, run_scene
     if args.scene_file is None and _unknown("run", "scene", args.scene, scene_names()):
         return 2
     if not args.headless:
@@ -108,8 +108,7 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_launch(args) -> int:
-    from .ros.launch_config import LAUNCHES
-    from .ros.launcher import run_launch
+    from .ros import LAUNCHES, run_launch
     if _unknown("launch", "launch", args.name, LAUNCHES):
         return 2
     import importlib.util
@@ -134,8 +133,7 @@ def _cmd_compile(args) -> int:
     """Fill the numba cache with the kernels of the node's step on each scene, and say where and how long."""
     import time
 
-    from .cosim.config import ConfigError, validate_config
-    from .cosim.sim_setup import build_scene, warm_up
+    from .cosim import ConfigError, build_scene, validate_config, warm_up
     from .sim import ModelError, SimulationError, jit
     try:
         configs = [validate_config(dict(scene=name)) for name in args.scenes or COMPILE_DEFAULT_SCENES]
@@ -160,7 +158,7 @@ def _cmd_compile(args) -> int:
 
 def _sim_config(command: str, args):
     """The node parameters that ``record`` and ``replay`` take (None and a message on stderr if invalid)."""
-    from .cosim.config import ConfigError, validate_config
+    from .cosim import ConfigError, validate_config
     values = dict(scene=args.scene, dt=args.dt or 0.0, solver=args.solver or "",
                   gravity_compensation=not args.no_gravity_compensation)
     if args.sensor_noise is not None:
@@ -177,8 +175,8 @@ def _sim_config(command: str, args):
 def _bag_tool(command: str, run, *, json_errors: bool = False) -> int:
     """Run ``run()``; a bad bag, scene or option is printed with exit code 2 (nothing is left behind). With
     ``json_errors`` the error is also printed as the one JSON object ``{"valid": false, "error": ...}``."""
-    from .bags.io import BagError
-    from .cosim.config import ConfigError
+    from .bags import BagError
+    from .cosim import ConfigError
     try:
         return run()
     except (BagError, ConfigError, ValueError, OSError) as exc:
@@ -189,7 +187,7 @@ def _bag_tool(command: str, run, *, json_errors: bool = False) -> int:
 
 
 def _cmd_record(args) -> int:
-    from .bags.record import record_scene
+    from .bags import record_scene
     config = _sim_config("record", args)
     if config is None:
         return 2
@@ -205,7 +203,7 @@ def _cmd_record(args) -> int:
 
 
 def _cmd_replay(args) -> int:
-    from .bags.replay import replay_bag
+    from .bags import replay_bag
     config = _sim_config("replay", args)
     if config is None:
         return 2
@@ -233,9 +231,7 @@ def _lag_option(text: str):
 
 
 def _cmd_compare(args) -> int:
-    from .bags.compare import CompareOptions, compare_bags
-    from .bags.frames import WrenchTransform
-    from .bags.report import summary_text, write_report
+    from .bags import CompareOptions, WrenchTransform, compare_bags, summary_text, write_report
 
     def run():
         transform = None

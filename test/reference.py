@@ -5,7 +5,7 @@ an independent conic solver (clarabel, a test-only dependency), never from
 the package's own kernels, so a test that compares against it checks the
 package rather than restating it.
 
-Conventions (as in the paper and ``cond_ros.sim.contacts``): a contact force is
+Conventions (as in the paper and ``cond_ros.sim.collision.nodalization``): a contact force is
 (lambda_n, lambda_t1, lambda_t2) in its contact frame; the friction cone is
 {lambda_n >= 0, (lambda_t1/mu1)^2 + (lambda_t2/mu2)^2 <= lambda_n^2}.
 """

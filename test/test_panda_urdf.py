@@ -16,6 +16,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 import trimesh
+
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[0]))  # test/, home of reference.py
 from reference import rot_x, rot_y, rot_z  # noqa: E402
 
@@ -401,7 +402,7 @@ def test_collision_primitives_bound_the_collision_meshes(links, name):
 # -- other parsers -------------------------------------------------------------------------------
 def test_project_loader_reads_it():
     """cond_ros's own URDF loader accepts the file: 8 DOFs (the mimic finger shares one), its limits, 48 primitives."""
-    from cond_ros.sim.urdf import load_urdf
+    from cond_ros.sim.kinematics.urdf import load_urdf
 
     art = load_urdf(URDF)
     assert art.dof_count == 8

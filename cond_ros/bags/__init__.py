@@ -12,24 +12,16 @@
 
 Public names are loaded on first use, so ``import cond_ros.bags`` stays cheap.
 """
-from __future__ import annotations
-
-import importlib
+from ..exports import lazy_exports
 
 _EXPORTS = {
     "BagError": "io", "BagReader": "io", "BagWriter": "io",
     "WrenchSeries": "series", "read_wrench_series": "series",
     "WrenchTransform": "frames",
     "CompareOptions": "compare", "Comparison": "compare", "compare_bags": "compare", "compare_series": "compare",
-    "write_report": "report",
+    "summary_text": "report", "write_report": "report",
     "OfflineNode": "offline_node",
     "record_scene": "record",
     "replay_bag": "replay",
 }
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __all__ = lazy_exports(__name__, _EXPORTS)

@@ -8,12 +8,25 @@ the same commands, and ``record`` and ``replay`` agree with the node and with ea
 """
 from __future__ import annotations
 
-from ..cosim.commands import (FORWARD_TOPICS, JOINT_COMMAND_TOPIC, TRAJECTORY_TOPIC, CommandState, JointTargets,
-                            forward_targets, joint_state_targets, joint_trajectory)
-from ..cosim.config import SimConfig
-from ..cosim.publication import CLOCK_TOPIC, JOINT_STATES_TOPIC, StepOutputs, resolve_topic
-from ..cosim.sim_setup import build_scene, command_mapping, warm_up
-from ..cosim.stepping import SimClock
+from ..cosim import (
+    CLOCK_TOPIC,
+    FORWARD_TOPICS,
+    JOINT_COMMAND_TOPIC,
+    JOINT_STATES_TOPIC,
+    TRAJECTORY_TOPIC,
+    CommandState,
+    JointTargets,
+    SimClock,
+    SimConfig,
+    StepOutputs,
+    build_scene,
+    command_mapping,
+    forward_targets,
+    joint_state_targets,
+    joint_trajectory,
+    resolve_topic,
+    warm_up,
+)
 from . import messages
 
 NS_PER_S = messages.NS_PER_S

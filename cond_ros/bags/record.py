@@ -13,9 +13,7 @@ import dataclasses
 import math
 import time
 
-from ..cosim.commands import JOINT_COMMAND_TOPIC, script_commands
-from ..cosim.config import SimConfig
-from ..cosim.publication import JOINT_STATES_TOPIC, resolve_topic
+from ..cosim import JOINT_COMMAND_TOPIC, JOINT_STATES_TOPIC, SimConfig, resolve_topic, script_commands
 from ..sim import ModelError, SimulationError
 from . import messages
 from .io import BagError, BagWriter, progress_bar

@@ -28,11 +28,8 @@ import time
 
 import numpy as np
 
-from ..cosim.commands import LIMIT_TOLERANCE, DriveMode, JointTargets
-from ..cosim.config import SimConfig
-from ..cosim.joint_names import UnknownJointError
-from ..cosim.publication import resolve_topic
-from ..sim.articulation import ArticulationKinematics
+from ..cosim import LIMIT_TOLERANCE, DriveMode, JointTargets, SimConfig, UnknownJointError, resolve_topic
+from ..sim import ArticulationKinematics
 from . import messages
 from .io import BagError, BagReader, BagWriter, progress_bar
 from .offline_node import COMMAND_TOPICS, OfflineNode

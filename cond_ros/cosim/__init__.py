@@ -7,3 +7,40 @@ describe), ``commands`` (validation and the held command), ``joint_names`` (pand
 (the values published), ``publication`` (which value goes on which topic), ``throttle`` (warnings).
 Nothing here imports :mod:`cond_ros.ros`.
 """
+from .commands import (
+                       FORWARD_TOPICS,
+                       JOINT_COMMAND_TOPIC,
+                       LIMIT_TOLERANCE,
+                       TRAJECTORY_TOPIC,
+                       CommandError,
+                       CommandState,
+                       DriveMode,
+                       JointTargets,
+                       forward_targets,
+                       joint_state_targets,
+                       joint_trajectory,
+                       script_commands,
+)
+from .config import NS_PER_S, PARAMETERS, SPECS, ConfigError, SimConfig, check_parameter, validate_config
+from .joint_names import JointNameMap, UnknownJointError
+from .outputs import WORLD_FRAME, cable_polyline, collider_shapes, link_frames, robot_kinematics
+from .pacing import Pacer
+from .publication import CLOCK_TOPIC, JOINT_STATES_TOPIC, StepOutputs, resolve_topic, topic_token
+from .sim_setup import build_scene, command_mapping, load_scene_parameter, warm_up
+from .stepping import LockstepGate, SimClock, StepRequests
+from .throttle import WarningThrottle
+
+__all__ = [
+    # commands in
+    "CommandError", "CommandState", "DriveMode", "JointTargets", "LIMIT_TOLERANCE", "JOINT_COMMAND_TOPIC",
+    "TRAJECTORY_TOPIC", "FORWARD_TOPICS", "forward_targets", "joint_state_targets", "joint_trajectory",
+    "script_commands", "JointNameMap", "UnknownJointError",
+    # parameters and the scene they describe
+    "ConfigError", "SimConfig", "PARAMETERS", "SPECS", "NS_PER_S", "check_parameter", "validate_config",
+    "build_scene", "command_mapping", "load_scene_parameter", "warm_up",
+    # when to step
+    "Pacer", "LockstepGate", "SimClock", "StepRequests",
+    # values out
+    "StepOutputs", "CLOCK_TOPIC", "JOINT_STATES_TOPIC", "WORLD_FRAME", "resolve_topic", "topic_token",
+    "cable_polyline", "collider_shapes", "link_frames", "robot_kinematics", "WarningThrottle",
+]

@@ -16,8 +16,7 @@ import enum
 
 import numpy as np
 
-from ..sim.articulation import ArticulationKinematics
-from ..sim.model import Control, Model
+from ..sim import ArticulationKinematics, Control, Model
 from .joint_names import JointNameMap, UnknownJointError
 
 LIMIT_TOLERANCE = 1e-9  # [rad, m, rad/s, N m]: a target on the limit, up to rounding, is inside

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..sim.collision import ColliderType
-from ..sim.contacts import ContactSet
-from ..sim.model import Model
+from ..sim import ColliderType, ContactSet, Model
 
 
 class BodyNames:

@@ -6,10 +6,7 @@ import dataclasses
 
 import numpy as np
 
-from ..sim.articulation import ArticulationKinematics
-from ..sim.collision import ColliderType
-from ..sim.model import Model, State
-from ..sim.rigid import quat_to_matrix
+from ..sim import ArticulationKinematics, ColliderType, Model, State, quat_to_matrix
 
 WORLD_FRAME = "world"
 

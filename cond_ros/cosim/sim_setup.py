@@ -10,12 +10,9 @@ import dataclasses
 
 import yaml
 
-from ..sim import ModelError
-from ..scenes.scene import Scene
-from ..sim.sensors import SimulatedFTSensor
 from ..resources import ResourceError, scene_files
-from ..scenes.registry import BUILT_IN, load_named_scene, with_options
-from ..sim.options import override_options
+from ..scenes import BUILT_IN, Scene, load_named_scene, with_options
+from ..sim import ModelError, SimulatedFTSensor, override_options
 from .commands import CommandState
 from .config import ConfigError, SimConfig, scene_path
 from .joint_names import JointNameMap, UnknownJointError, model_joint_names

@@ -4,4 +4,15 @@
 ``launch_config`` and ``launcher`` are ``cond-ros launch``, and ``lifetime`` makes sure a launched node never
 outlives its launcher. What the node decides without ROS (parameters, commands, stepping, outputs) is in
 :mod:`cond_ros.cosim`.
+
+Public names are loaded on first use, so that listing them (``cond-ros launch --help``) imports no rclpy.
 """
+from ..exports import lazy_exports
+
+_EXPORTS = {
+    "SimNode": "node",
+    "bench_ros_panda_cable": "bench",
+    "LAUNCHES": "launch_config",
+    "run_launch": "launcher",
+}
+__getattr__, __all__ = lazy_exports(__name__, _EXPORTS)

@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 
+
 def _percentiles(values_ms) -> dict:
     values = np.asarray(values_ms, dtype=float)
     if len(values) == 0:
@@ -114,7 +115,7 @@ def probe(out_path: str) -> None:
     from rclpy.node import Node
     from sensor_msgs.msg import JointState
 
-    from ..cosim.config import NS_PER_S
+    from ..cosim import NS_PER_S
     arrivals = {}
     try:
         with rclpy.init(args=[]):

@@ -14,11 +14,9 @@ from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
+from ..cosim import ConfigError, load_scene_parameter, script_commands
 from . import messages
-from ..cosim.commands import script_commands  # noqa: F401 (the control law; plain, shared with cond_ros.bags.record)
-from ..cosim.config import ConfigError
 from .node import DEFAULT_QOS, JOINT_COMMAND_TOPIC, run_node
-from ..cosim.sim_setup import load_scene_parameter
 
 NODE_NAME = "cond_demo_controller"
 

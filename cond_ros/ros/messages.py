@@ -14,8 +14,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
-from ..cosim.config import NS_PER_S
-from ..cosim.outputs import WORLD_FRAME
+from ..cosim import NS_PER_S, WORLD_FRAME
 
 MARKER_TYPES = {"box": Marker.CUBE, "plane": Marker.CUBE, "sphere": Marker.SPHERE, "cylinder": Marker.CYLINDER,
                 "capsule": Marker.CYLINDER}

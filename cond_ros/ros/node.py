@@ -33,19 +33,40 @@ from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
+from ..cosim import (
+    CLOCK_TOPIC,
+    FORWARD_TOPICS,
+    JOINT_COMMAND_TOPIC,
+    JOINT_STATES_TOPIC,
+    PARAMETERS,
+    SPECS,
+    TRAJECTORY_TOPIC,
+    CommandError,
+    CommandState,
+    ConfigError,
+    LockstepGate,
+    Pacer,
+    SimClock,
+    StepOutputs,
+    StepRequests,
+    WarningThrottle,
+    build_scene,
+    cable_polyline,
+    check_parameter,
+    collider_shapes,
+    command_mapping,
+    forward_targets,
+    joint_state_targets,
+    joint_trajectory,
+    link_frames,
+    robot_kinematics,
+    validate_config,
+    warm_up,
+)
 from ..sim import ModelError, SimulationError
 from . import messages
-from ..cosim.commands import (FORWARD_TOPICS, JOINT_COMMAND_TOPIC, TRAJECTORY_TOPIC, CommandError, CommandState,
-                       forward_targets, joint_state_targets, joint_trajectory)
-from ..cosim.config import PARAMETERS, SPECS, ConfigError, check_parameter, validate_config
 from .lifetime import ignore_stop_signals, watch_parent
-from ..cosim.outputs import cable_polyline, collider_shapes, link_frames, robot_kinematics
-from ..cosim.pacing import Pacer
-from ..cosim.publication import CLOCK_TOPIC, JOINT_STATES_TOPIC, StepOutputs, topic_token  # noqa: F401 (topic_token: API)
 from .sim_services import create_simulation_interfaces
-from ..cosim.sim_setup import build_scene, command_mapping, warm_up
-from ..cosim.stepping import LockstepGate, SimClock, StepRequests
-from ..cosim.throttle import WarningThrottle
 
 try:  # no PyPI wheel of tf2_msgs: /tf only where ROS 2 comes from a distribution
     from tf2_msgs.msg import TFMessage
@@ -192,7 +213,7 @@ class SimNode(Node):
     def _open_recording(self):
         if not self.config.record_bag:
             return None
-        from ..bags.io import BagError, BagWriter
+        from ..bags import BagError, BagWriter
         try:
             return BagWriter(self.config.record_bag, storage=self.config.record_storage).open()
         except BagError as exc:

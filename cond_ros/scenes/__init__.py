@@ -5,3 +5,19 @@ scripted robot motion; ``tool_trajectory`` turns a recorded tool trajectory into
 ``registry`` names the built-in scenes (the YAML files of ``config/`` and a few made in code), loads them and
 edits one for a benchmark or a test.
 """
+from .registry import (
+                       BOX_HALF,
+                       BOX_MASS,
+                       BUILT_IN,
+                       box_on_plane,
+                       cloth,
+                       edited_scene,
+                       load_named_scene,
+                       scene_names,
+                       with_options,
+)
+from .scene import Scene
+from .tool_trajectory import ToolTrajectory
+
+__all__ = ["BOX_HALF", "BOX_MASS", "BUILT_IN", "Scene", "ToolTrajectory", "box_on_plane", "cloth", "edited_scene",
+           "load_named_scene", "scene_names", "with_options"]

@@ -7,9 +7,8 @@ import os
 
 import numpy as np
 
-from ..sim import DampingPolicy, Model, ModelBuilder, Simulator, box_inertia, particle
-from ..sim.options import SimOptions, override_options
 from ..resources import packaged_file, scene_files
+from ..sim import DampingPolicy, Model, ModelBuilder, SimOptions, Simulator, box_inertia, override_options, particle
 from .scene import Scene, load_scene, read_scene_yaml, scene_from_data
 
 BOX_HALF = 0.1  # Sec. V-B: 0.2 m cube

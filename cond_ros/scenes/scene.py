@@ -15,20 +15,43 @@ import numpy as np
 import yaml
 from scipy.spatial.transform import Rotation
 
-from ..sim.articulation import ArticulationKinematics
-from ..sim.builder import ModelBuilder, box_inertia, sphere_inertia
-from ..sim.ik import solve_ik
-from ..sim.builder import particle, robot_link_point, world_point
-from ..sim.fem import FemMaterial, SoftBody, TetMesh, add_soft_body, box_mesh, cylinder_mesh, read_mesh, sphere_mesh
-from ..sim.model import Control, DampingPolicy, Model
-from ..sim.rod import Rod, RodMaterial, add_rod, clamp_rod_end
-from ..sim.sensors import BodyMount, SimulatedFTSensor, mount_body, spec_from_dict
-from ..sim.options import DEFAULT_DT, DEFAULT_SOLVER, SimOptions
-from ..sim.simulator import Simulator
 from ..resources import packaged_file
+from ..sim import (
+    DEFAULT_DT,
+    DEFAULT_SOLVER,
+    ArticulationKinematics,
+    BodyMount,
+    Control,
+    DampingPolicy,
+    FemMaterial,
+    Model,
+    ModelBuilder,
+    ModelError,
+    Rod,
+    RodMaterial,
+    SimOptions,
+    SimulatedFTSensor,
+    Simulator,
+    SoftBody,
+    TetMesh,
+    add_rod,
+    add_soft_body,
+    box_inertia,
+    box_mesh,
+    clamp_rod_end,
+    cylinder_mesh,
+    load_urdf,
+    mount_body,
+    particle,
+    read_mesh,
+    robot_link_point,
+    solve_ik,
+    spec_from_dict,
+    sphere_inertia,
+    sphere_mesh,
+    world_point,
+)
 from .tool_trajectory import IKTrack, ToolTrajectory, rigid_rotation, track_with_ik
-from ..sim.urdf import load_urdf
-from ..sim.validate import ModelError
 
 
 class _Spec:

@@ -22,9 +22,7 @@ from scipy.spatial.transform import Rotation, Slerp
 from tqdm import tqdm
 
 from ..resources import packaged_file
-from ..sim.articulation import Articulation, ArticulationKinematics
-from ..sim.ik import rotation_error, solve_ik
-from ..sim.validate import ModelError, finite_array
+from ..sim import Articulation, ArticulationKinematics, ModelError, finite_array, rotation_error, solve_ik
 
 COLUMNS = ("t", "px", "py", "pz", "r00", "r01", "r02", "r10", "r11", "r12", "r20", "r21", "r22")
 ORTHONORMAL_TOLERANCE = 1e-4  # max |R R^T - I| accepted in a file (then re-orthonormalized)
@@ -228,7 +226,7 @@ def track_with_ik(traj: ToolTrajectory, kinematics: ArticulationKinematics, tool
 
     Each row starts from the previous row's solution (the first from ``q0``), so consecutive
     solutions stay on one IK branch. DOFs not in ``dofs`` (the gripper) keep ``q0``'s values;
-    :func:`~cond_ros.sim.ik.solve_ik` clips every step to the URDF position limits, so every
+    :func:`~cond_ros.sim.kinematics.ik.solve_ik` clips every step to the URDF position limits, so every
     returned configuration is within them.
 
     Args:

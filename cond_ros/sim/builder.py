@@ -10,10 +10,9 @@ from typing import NamedTuple
 import numpy as np
 
 from . import validate as V
-from .articulation import Articulation, ArticulationKinematics
-from .collision import ColliderType
-from .model import DampingPolicy, Model, PointKind, PotentialType
-from .rigid import quat_to_matrix
+from .kinematics.articulation import Articulation, ArticulationKinematics
+from .kinematics.rigid import quat_to_matrix
+from .model import ColliderType, DampingPolicy, Model, PointKind, PotentialType
 
 
 class Anchor(NamedTuple):
@@ -217,7 +216,7 @@ class ModelBuilder:
         """Add a fixed-base robot in joint coordinates; returns its index.
 
         Args:
-            articulation: an :class:`~cond_ros.sim.articulation.Articulation` (e.g. from ``load_urdf``).
+            articulation: an :class:`~cond_ros.sim.kinematics.articulation.Articulation` (e.g. from ``load_urdf``).
             q: initial joint positions (default: 0 clipped into the limits).
             drive_stiffness, drive_damping: default implicit PD gains per joint (scalar or per joint)
                 [N m/rad, N m s/rad]; 0 and 0 leave the joints to effort control.

@@ -73,3 +73,12 @@ def augmented_matvec(indptr, indices, data, vn_dof, vn_size, vn_jac, kv, x, out)
         for e in range(3):
             out[base + e] = kv * (x[base + e] - owner_velocity[e])
         add_jacobian_force(out, vn_dof[k], vn_size[k], vn_jac[k], x[base:base + 3], -kv)
+
+
+@kernel
+def dot(x, y):
+    """x^T y, summed in index order (the same rounding in every solver that uses it)."""
+    acc = 0.0
+    for i in range(x.shape[0]):
+        acc += x[i] * y[i]
+    return acc

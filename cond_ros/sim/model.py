@@ -6,7 +6,7 @@ layout, extended by virtual nodes during a step, eq. 15):
 - particles first, 3 DOF each (world linear velocity) [m/s];
 - then free rigid bodies, 6 DOF each: COM linear velocity then angular
   velocity, both in world coordinates [m/s, rad/s];
-- then the joints of each robot (:class:`~cond_ros.sim.articulation.Articulation`),
+- then the joints of each robot (:class:`~cond_ros.sim.kinematics.articulation.Articulation`),
   in generalized coordinates [rad/s or m/s].
 
 Nothing in ``Model`` changes during a run; build it with
@@ -44,6 +44,36 @@ class DampingPolicy(enum.IntEnum):
 
     CONSTANT = 0  # user damping along the constraint, E = (2 c / dt) Je^T Je
     GEOMETRIC = 1  # plus the diagonal SPD projection of the geometric stiffness
+
+
+class JointType(enum.IntEnum):
+    """URDF joint types (floating roots are not supported yet)."""
+
+    FIXED = 0
+    REVOLUTE = 1
+    CONTINUOUS = 2
+    PRISMATIC = 3
+
+
+class GeometryType(enum.IntEnum):
+    """Collision primitives of a link (meshes are reduced to these when loading)."""
+
+    NONE = 0
+    BOX = 1  # size = half extents
+    SPHERE = 2  # size = (radius, 0, 0)
+    CAPSULE = 3  # size = (radius, half_length, 0), along local z
+    CYLINDER = 4  # size = (radius, half_height, 0), along local z
+
+
+class ColliderType(enum.IntEnum):
+    """Kind of a static collider; the value is stored in ``collider_type``."""
+
+    NONE = 0
+    PLANE = 1
+    BOX = 2
+    SPHERE = 3
+    CAPSULE = 4
+    CYLINDER = 5
 
 
 @dataclasses.dataclass(frozen=True)

@@ -10,8 +10,8 @@ import time
 
 import numpy as np
 
-from .contacts import ContactSet, build_contact_set
-from .dynamics import build_pattern
+from .collision.nodalization import ContactSet, build_contact_set
+from .dynamics.assembly import build_pattern
 from .model import Control, Model, State
 from .options import SimOptions
 from .solvers import SimulationError, SolverBase, StepStats, make_solver

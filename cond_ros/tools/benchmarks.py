@@ -12,8 +12,8 @@ import time
 import numpy as np
 from tqdm import tqdm
 
+from ..scenes import BOX_HALF, BOX_MASS, box_on_plane, cloth
 from ..sim import Simulator
-from ..scenes.registry import BOX_HALF, BOX_MASS, box_on_plane, cloth
 
 PAPER_TABLE_I = {  # Sec. V-B, averaged position errors [mm]
     "kv": [1e3, 1e4, 1e5], "err_x_mm": [0.0, 0.0, 0.0], "err_y_mm": [0.1226, 0.0122, 0.0012],
@@ -79,8 +79,8 @@ CABLE_CHEBYSHEV = {False: (320, 1000), True: (40, 300)}
 
 
 def _cable_chebyshev(quick, quiet) -> dict:
+    from ..scenes import edited_scene
     from .runner import run_scene
-    from ..scenes.registry import edited_scene
     segments, steps = CABLE_CHEBYSHEV[bool(quick)]
     out = {"segments": segments, "steps": steps}
     for key, chebyshev in (("with", True), ("without", False)):
@@ -174,7 +174,7 @@ def _scaling(quick, quiet) -> dict:
 
 def bench_panda_pick(quick=False, quiet=True) -> dict:
     """The Panda picks a box from a table and lifts it (``config/panda_pick.yaml``): cost and quality per step."""
-    from ..scenes.registry import load_named_scene
+    from ..scenes import load_named_scene
     sim, script, duration = load_named_scene("panda_pick")[:3]
     steps = int(round(duration / sim.dt))
     start_z = float(sim.state.body_q[0, 2])
@@ -203,10 +203,9 @@ def bench_panda_cable(quick=False, quiet=True, segments=None, steps=None, csv=No
     """
     import tempfile
 
-    from ..sim.solvers import SOLVERS
-    from ..sim.validate import ModelError
+    from ..scenes import edited_scene
+    from ..sim import SOLVERS, ModelError
     from .runner import run_scene
-    from ..scenes.registry import edited_scene
     if solver is not None and solver not in SOLVERS:
         raise ModelError(f"solver: unknown {solver!r}; available: {', '.join(sorted(SOLVERS))}")
 

@@ -12,9 +12,9 @@ import time
 import numpy as np
 from tqdm import tqdm
 
-from ..sim.fem.elements import elastic_forces
+from ..scenes import edited_scene
+from ..sim import elastic_forces
 from .paper_tables import PAPER, PAPER_TABLE_IV
-from ..scenes.registry import edited_scene
 
 #: the paper's table of each scene (its COND, PGS and APGD rows go into the scene's bench result)
 PAPER_TABLES = {"soft_mat": "II soft_mat", "soft_ball": "III soft_ball", "soft_gripper": "VI soft_gripper"}

@@ -10,13 +10,19 @@ from __future__ import annotations
 
 import time
 
-
+from ..scenes import box_on_plane, edited_scene
 from ..sim import Simulator
-from .benchmarks import (PANDA_CABLE_SOLVERS, bench_box_sliding, bench_chebyshev, bench_scaling, box_sliding_errors,
-                         linear_fit, sliding_cloth_timings)
+from .benchmarks import (
+    PANDA_CABLE_SOLVERS,
+    bench_box_sliding,
+    bench_chebyshev,
+    bench_scaling,
+    box_sliding_errors,
+    linear_fit,
+    sliding_cloth_timings,
+)
 from .fem_benchmarks import ball_stiffness_edit
 from .paper_tables import PAPER, PAPER_TABLE_IV
-from ..scenes.registry import box_on_plane, edited_scene
 from .solver_comparison import compare_solvers
 
 IFPI = {"COND": ("scene", {}), "PGS": ("pgs", {}), "APGD": ("apgd", {})}

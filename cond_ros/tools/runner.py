@@ -12,8 +12,8 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 from tqdm import tqdm
 
-from ..sim.articulation import ArticulationKinematics
-from ..scenes.scene import Scene
+from ..scenes import Scene
+from ..sim import ArticulationKinematics
 
 AXES = ("fx", "fy", "fz", "tx", "ty", "tz")
 STEP_COLUMNS = ("time_s", "iterations", "residual", "contacts", "max_penetration_m", "collision_ms", "dynamics_ms",

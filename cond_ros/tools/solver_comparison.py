@@ -21,9 +21,7 @@ import copy
 import numpy as np
 from tqdm import tqdm
 
-from ..sim import Simulator
-from ..sim.simulator import SimulationError
-from ..sim.solvers import make_solver
+from ..sim import SimulationError, Simulator, make_solver
 from .fem_benchmarks import internal_force_norm
 
 REFERENCE_TOLERANCE = 1e-9  # [m/s]; the compared runs use the scene's (1e-4 .. 1e-5)

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from cond_ros.sim import ModelError
 from cond_ros.scenes.scene import load_scene
+from cond_ros.sim import ModelError
 from cond_ros.tools.benchmarks import bench_panda_pick
 
 GOOD = """
@@ -151,7 +151,7 @@ TRAJECTORY_SCENE = GOOD.split("script:")[0] + """script:
 def test_trajectory_rotations_can_be_the_flanges_and_the_drives_can_go_without_velocity_targets(tmp_path):
     """``orientation_link`` (the authors' recording gives the flange's rotation at the tool point), and
     ``velocity_feedforward: false`` (their joint PD without velocity targets)."""
-    from cond_ros.sim.articulation import ArticulationKinematics
+    from cond_ros.sim.kinematics.articulation import ArticulationKinematics
     csv = tmp_path / "tool.csv"
     csv.write_text(TRAJECTORY_ROWS)
     base = TRAJECTORY_SCENE.replace("CSV", str(csv))

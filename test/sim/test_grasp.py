@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from cond_ros import sim
-from cond_ros.sim.articulation import Articulation, GeometryType
+from cond_ros.sim.kinematics.articulation import Articulation
+from cond_ros.sim.model import GeometryType
 
 BOX_HALF = 0.03
 BOX_MASS = 0.5
@@ -73,7 +74,7 @@ def test_a_particle_squeezed_by_two_fingers_keeps_one_warm_start_key_per_finger(
     """Both finger contacts of one particle have the same source point and no collider; their keys must
     still differ (they name the other side's owner and link), or the force warm start gives both
     fingers the force of one."""
-    from cond_ros.sim.contacts import contact_keys
+    from cond_ros.sim.collision.nodalization import contact_keys
 
     builder = sim.ModelBuilder()
     builder.add_articulation(gripper(), q=[0.0, 0.0], mu=0.5)

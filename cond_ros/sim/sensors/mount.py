@@ -15,8 +15,8 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from ..builder import ModelBuilder, body_point, world_point
+from ..dynamics.potentials import PotentialEnds, potential_forces
 from ..model import Model, State
-from ..potentials import PotentialEnds, potential_forces
 
 
 @dataclasses.dataclass(frozen=True)

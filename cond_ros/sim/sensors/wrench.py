@@ -16,10 +16,10 @@ import dataclasses
 
 import numpy as np
 
-from ..articulation import ArticulationKinematics
-from ..contacts import ContactSet
+from ..collision.nodalization import ContactSet
+from ..dynamics.potentials import PotentialEnds, potential_forces
+from ..kinematics.articulation import ArticulationKinematics
 from ..model import Model, PointKind, State
-from ..potentials import PotentialEnds, potential_forces
 from ..validate import ModelError
 
 

@@ -1,12 +1,12 @@
 """Contact solvers, one interface (:class:`SolverBase`), picked by name from :data:`SOLVERS`."""
 from .base import SimulationError, SolverBase, StepStats
-from .apgd import SolverAPGD
-from .bisection import SolverBisection
-from .compliant import SolverCompliant
-from .cond import SolverCOND
-from .nonsmooth_newton import SolverNewton
+from .cond.solver import SolverCOND
+from .delassus.apgd import SolverAPGD
+from .delassus.bisection import SolverBisection
+from .delassus.compliant import SolverCompliant
+from .delassus.nonsmooth_newton import SolverNewton
+from .delassus.pgs import SolverPGS
 from .penalty import SolverPenalty
-from .pgs import SolverPGS
 from .primal_newton import SolverPrimalNewton
 
 SOLVERS = {

@@ -11,9 +11,9 @@ import time
 
 import numpy as np
 
-from ..contacts import ContactSet
-from ..dynamics import LinearSystem, assemble
-from ..integrate import advance_state
+from ..collision.nodalization import ContactSet
+from ..dynamics.assembly import LinearSystem, assemble
+from ..dynamics.integration import advance_state
 from ..model import Control, Model, State
 from ..validate import ModelError, non_negative, positive, scalar
 

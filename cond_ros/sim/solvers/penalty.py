@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from ..dynamics import add_point_coupling, assemble
+from ..dynamics.assembly import add_point_coupling, assemble
 from ..linalg import add_jacobian_force, jacobian_velocity
 from ..validate import non_negative, positive
 from .base import SolverBase

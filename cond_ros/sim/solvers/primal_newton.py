@@ -53,12 +53,12 @@ import numpy as np
 import qdldl
 import scipy.sparse as sp
 
-from ..contacts import ContactSet
-from ..dynamics import LinearSystem, assemble
+from ..collision.nodalization import ContactSet
+from ..dynamics.assembly import LinearSystem, assemble
 from ..jit import kernel
 from ..validate import ModelError, non_negative, scalar
 from .base import SolverBase, require_isotropic_friction
-from .delassus import contact_jacobian
+from .delassus.operator import contact_jacobian
 from .friction_cone import proximal_jacobian, strict_jacobian
 
 PROJECTIONS = ("strict", "proximal")

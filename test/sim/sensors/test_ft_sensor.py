@@ -7,11 +7,11 @@ import pytest
 
 from cond_ros.sim import ModelBuilder, ModelError, Simulator
 from cond_ros.sim.builder import robot_link_point
+from cond_ros.sim.dynamics.rod import RodMaterial, add_rod, clamp_rod_end
+from cond_ros.sim.kinematics.articulation import ArticulationKinematics
+from cond_ros.sim.kinematics.urdf import load_urdf
 from cond_ros.sim.model import DampingPolicy
-from cond_ros.sim.rod import RodMaterial, add_rod, clamp_rod_end
-from cond_ros.sim.articulation import ArticulationKinematics
 from cond_ros.sim.sensors import FTSensorSpec, SimulatedFTSensor
-from cond_ros.sim.urdf import load_urdf
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 URDF = os.path.join(ROOT, "urdf", "panda.urdf")

@@ -1,6 +1,6 @@
 """Contact problems shared by the solver tests, and their independent references.
 
-Particle systems (springs from ``ModelBuilder``, assembled by ``cond_ros.sim.dynamics.assemble``) with
+Particle systems (springs from ``ModelBuilder``, assembled by ``cond_ros.sim.dynamics.assembly.assemble``) with
 hand-made contact sets, a rigid box on a plane through virtual nodes, the CCP (36) / regularized CCP (37)
 solved by clarabel on the dense Delassus operator (``test/reference.py``), and checks of the
 Signorini-Coulomb conditions (11) and the dynamics (1).
@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from cond_ros.sim import Simulator
-from cond_ros.sim.builder import ModelBuilder, box_inertia, particle
-from cond_ros.sim.contacts import ContactSet, build_contact_set
-from cond_ros.sim.dynamics import assemble, build_pattern
-from cond_ros.sim.solvers.cond import SolverCOND
-from cond_ros.sim.solvers.cond_kernels import contact_velocities
 from cond_ros.scenes.registry import BOX_MASS
 from cond_ros.scenes.registry import box_on_plane as scene_box_on_plane
+from cond_ros.sim import Simulator
+from cond_ros.sim.builder import ModelBuilder, box_inertia, particle
+from cond_ros.sim.collision.nodalization import ContactSet, build_contact_set
+from cond_ros.sim.dynamics.assembly import assemble, build_pattern
+from cond_ros.sim.solvers.cond.fixed_point import contact_velocities
+from cond_ros.sim.solvers.cond.solver import SolverCOND
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))  # test/, home of reference.py
 import reference as ref  # noqa: E402

@@ -7,16 +7,26 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from cond_ros.sim.solvers.cond import SolverCOND
-from cond_ros.sim.solvers.cond_kernels import contact_velocities
-from cond_ros.sim.solvers.delassus import contact_jacobian
+from cond_ros.sim.solvers.cond.fixed_point import contact_velocities
+from cond_ros.sim.solvers.cond.solver import SolverCOND
+from cond_ros.sim.solvers.delassus.operator import contact_jacobian
 from cond_ros.sim.solvers.primal_newton import SolverPrimalNewton, contact_columns, fill_hessian, hessian_pattern
 from cond_ros.sim.validate import ModelError
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from solver_problems import (DT, FORCE_TOL, VELOCITY_TOL, assert_bit_identical_runs,  # noqa: E402
-                             assert_box_rests_with_its_weight, assert_dynamics, assert_warm_start_converges_at_once,
-                             ccp_reference, dense, force_scale, nodal_problem)
+from solver_problems import (  # noqa: E402
+    DT,
+    FORCE_TOL,
+    VELOCITY_TOL,
+    assert_bit_identical_runs,
+    assert_box_rests_with_its_weight,
+    assert_dynamics,
+    assert_warm_start_converges_at_once,
+    ccp_reference,
+    dense,
+    force_scale,
+    nodal_problem,
+)
 
 CONVERGED = dict(tolerance=1e-11, max_iterations=300)
 

@@ -1,0 +1,373 @@
+"""Contact nodalization (Sec. III-A): the step's contacts as nodes, frames and offsets.
+
+Every contact acts on nodes of the augmented velocity vector (eq. 15):
+
+- a particle in contact is a node itself, and so is the centre of a rod segment (a body contact point
+  flagged ``node``: its contacts act on the body's translational DOFs). Contacts that share such a node
+  (a particle touching two colliders, a rod node touching the post and another turn of the rod) form
+  one group whose small surrogate problem the solver handles on its own; giving them virtual nodes
+  instead would add a k_v-stiff mode to a light node. Different groups never share a node, which keeps
+  the per-group kernels race-free;
+- any other point on a rigid body gets a virtual node (eq. 14) with J_v = [I, -[r]x]; a point on a
+  robot link likewise, with the link Jacobian on the robot's joints; so does a joint limit that may be
+  reached (``robot_dynamics``).
+
+The contact conditions (11) are imposed on the end-of-step contact velocity
+u = J_c v_{k+1} (relative to a lower bound L on its normal part), because the
+midpoint rule v_{k+1} = 2 v_hat - v_k would otherwise bounce elastically off
+every contact. With J_c v_hat = (J_c v_k + J_c v_{k+1}) / 2 this is the
+paper's form J_c v_hat + phi with the offset phi = -(J_c v_k + [L, 0, 0]) / 2 (generally
+-((1 - theta) J_c v_k + theta [L, 0, 0]) for ``Model.integration_theta``),
+where L holds the penetration compensation and restitution:
+
+- gap g > 0 (speculative): L = min(0, -g / dt - (1 - theta) a_n): approach no faster than the next
+  step can still stop inelastically (u_{k+1} (1 - theta) dt <= g_{k+1}), so an approaching node slows down over the
+  last steps and touches without penetrating or bouncing (the exact-landing bound -2 g / dt - a_n
+  would let it arrive at speed and sink u dt / 2 in the step after);
+- g <= 0: L = max(-beta g / dt, -e a_n), i.e. push out a fraction beta of the
+  penetration per step, or bounce with restitution e,
+
+with a_n the normal contact velocity at the start of the step.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ..dynamics.assembly import SystemPattern
+from ..dynamics.robots import joint_limit_candidates, robot_contact_points, robot_kinematics
+from ..jit import kernel
+from ..kinematics.rigid import point_jacobian, quats_to_matrices
+from ..linalg import jacobian_velocity
+from ..model import Model, State
+from .colliders import detect_point_contacts
+from .dynamic_contacts import detect_dynamic_contacts, detect_node_pairs
+
+SOURCE_PARTICLE = 0
+SOURCE_BODY_POINT = 1
+SOURCE_ROBOT_POINT = 2  # a point of a robot link's collision primitive
+SOURCE_JOINT_LIMIT = 3  # source_index = 2 * joint + (0 lower, 1 upper)
+
+
+@dataclasses.dataclass
+class ContactSet:
+    """The contacts of one step, ready for any solver.
+
+    Attributes:
+        pattern: the model's A_o pattern (carried so a solver can assemble).
+        count: number of contacts m.
+        dof_a, dof_b: first DOF of each contact's node(s) in the augmented v; dof_b = -1 for an S-contact.
+        frame: rows (n, t1, t2) mapping world to contact frame (R_c,m of eq. 13), (m, 3, 3).
+        friction: (mu1, mu2) along (t1, t2), (m, 2).
+        offset: phi of eq. (11)/(23) [m/s], (m, 3).
+        gap: signed distance at the start of the step [m] (negative = penetration), (m,).
+        position: world contact point [m], (m, 3).
+        collider: static collider index (-1 for a D-contact), (m,).
+        source_kind, source_index: SOURCE_PARTICLE, SOURCE_BODY_POINT, SOURCE_ROBOT_POINT or
+            SOURCE_JOINT_LIMIT, and the index of that particle, point or limit.
+        force: contact force solved for the step in the contact frame [N], (m, 3).
+        point_dof, point_size, point_jac, point_group: the real contact point's owner (particle or body):
+            first DOF in v, DOF count, the point's 3 x size Jacobian (zero-padded), DOF group.
+        vn_dof, vn_size, vn_jac, vn_group: virtual nodes: owner's first DOF, DOF count, J_v (eq. 14), DOF group.
+        group_starts: start of each group of contacts sharing a node, plus the end (None: group by dof_a).
+        link: robot link of side a and side b of each contact (-1 if not on a robot), (m, 2); which robot
+            follows from the owner's DOF group.
+    """
+
+    pattern: SystemPattern
+    count: int
+    dof_a: np.ndarray
+    dof_b: np.ndarray
+    frame: np.ndarray
+    friction: np.ndarray
+    offset: np.ndarray
+    gap: np.ndarray
+    position: np.ndarray
+    collider: np.ndarray
+    source_kind: np.ndarray
+    source_index: np.ndarray
+    force: np.ndarray
+    point_dof: np.ndarray
+    point_size: np.ndarray
+    point_jac: np.ndarray
+    point_group: np.ndarray
+    vn_dof: np.ndarray
+    vn_size: np.ndarray
+    vn_jac: np.ndarray
+    vn_group: np.ndarray
+    group_starts: np.ndarray = None
+    link: np.ndarray = None
+
+    def group_start(self) -> np.ndarray:
+        """Start of each run of contacts that share a node (one group of the solver), plus the end."""
+        if self.count == 0:
+            return np.zeros(1, dtype=np.int64)
+        if self.group_starts is not None:
+            return self.group_starts
+        change = np.flatnonzero(self.dof_a[1:] != self.dof_a[:-1]) + 1
+        return np.concatenate([[0], change, [self.count]]).astype(np.int64)
+
+    def world_forces(self) -> np.ndarray:
+        """Contact forces on the node side in world coordinates [N], (m, 3)."""
+        return forces_to_world(self.frame, self.force)
+
+
+def forces_to_world(frame: np.ndarray, force: np.ndarray) -> np.ndarray:
+    """R_c^T lambda for every contact: contact-frame forces (m, 3) to world coordinates."""
+    return np.einsum("mij,mi->mj", frame, force)
+
+
+def contact_keys(contacts: ContactSet) -> np.ndarray:
+    """An integer identity of each contact that persists across steps (warm starts).
+
+    It names the source point and what it touches: the static collider, or the other side's owner (a
+    node's own DOF, or a virtual node's owner DOF and robot link), so that one particle squeezed by two
+    fingers has two keys.
+    """
+    link_b = contacts.link[:, 1] if contacts.link is not None else np.full(contacts.count, -1)
+    keys = np.empty(contacts.count, np.int64)
+    if not _contact_keys(len(contacts.pattern.indptr) - 1, contacts.dof_b, contacts.vn_dof, link_b,
+                         contacts.collider, contacts.source_index, contacts.source_kind, keys):
+        raise ValueError("contact_keys: more than 2^29 points, 2^24 DOFs or 126 robot links do not fit the key")
+    return keys
+
+
+@kernel
+def _contact_keys(dof_count, dof_b, vn_dof, link_b, collider, source_index, source_kind, keys):
+    """:func:`contact_keys` into ``keys``; False where one does not fit its bits. A kernel: it runs every
+    step, and as a dozen numpy calls it cost ~70 us at 150 contacts."""
+    fits = True
+    last_vn = max(vn_dof.shape[0] - 1, 0)
+    for m in range(dof_b.shape[0]):
+        b = dof_b[m]
+        if b < 0:
+            other = collider[m] + 1
+        else:
+            if b < dof_count:
+                owner = b
+            elif vn_dof.shape[0]:
+                owner = vn_dof[min(max((b - dof_count) // 3, 0), last_vn)]
+            else:
+                owner = 0
+            other = (1 << 24) + owner * 128 + link_b[m] + 1
+        if other >= 1 << 31 or source_index[m] >= 1 << 29 or link_b[m] >= 127:
+            fits = False
+        keys[m] = (source_index[m] * (1 << 31) + other) * 4 + source_kind[m]  # 4 source kinds
+    return fits
+
+
+@kernel
+def contact_offsets(frame, owner_dof_a, size_a, jac_a, owner_dof_b, size_b, jac_b, v_k, gap, dt, theta,
+                    restitution, recovery, out):
+    """phi of every contact from the start-of-step velocity v_k (see module docstring).
+
+    Nodes are given by their owner (first DOF in v_k, DOF count, point Jacobian); owner_dof_b = -1
+    marks an S-contact.
+    """
+    for m in range(frame.shape[0]):
+        vel = jacobian_velocity(v_k, owner_dof_a[m], size_a[m], jac_a[m])
+        if owner_dof_b[m] >= 0:
+            vel = vel - jacobian_velocity(v_k, owner_dof_b[m], size_b[m], jac_b[m])
+        a = frame[m] @ vel
+        g = gap[m]
+        if g > 0.0:
+            bound = min(0.0, -g / dt - (1.0 - theta) * a[0])
+        else:
+            bound = max(-recovery * g / dt, -restitution * a[0])
+        out[m, 0] = -((1.0 - theta) * a[0] + theta * bound)
+        out[m, 1] = -(1.0 - theta) * a[1]
+        out[m, 2] = -(1.0 - theta) * a[2]
+
+
+def contact_points(model: Model, state: State, width: int):
+    """World position, radius, velocity, friction and DOF info of every contact-capable point.
+
+    Returns arrays over particles then body contact points: positions (P, 3), radii (P,),
+    velocities (P, 3), friction (P, 2), owner dof (P,), owner size (P,), point Jacobians
+    (P, 3, width), owner group (P,), is-a-node flag (P,), robot link (-1 here). A node point's owner is
+    its body's translational DOFs (size 3, J = I).
+    """
+    n_p, n_c = model.particle_count, model.contact_point_count
+    rots = quats_to_matrices(np.ascontiguousarray(state.body_quat).reshape(-1, 4))
+    body = model.contact_point_body
+    arm = np.einsum("pij,pj->pi", rots[body], model.contact_point_local) if n_c else np.zeros((0, 3))
+    pos = np.concatenate([state.particle_q, state.body_q[body] + arm])
+    omega = state.body_qd[body, 3:]
+    vel = np.concatenate([state.particle_qd, state.body_qd[body, :3] + np.cross(omega, arm)])
+    radius = np.concatenate([model.particle_radius, model.contact_point_radius])
+    mu = np.concatenate([model.particle_mu, model.contact_point_mu])
+    dof = np.concatenate([3 * np.arange(n_p), model.body_dof_start + 6 * body]).astype(np.int64)
+    size = np.concatenate([np.full(n_p, 3), np.full(n_c, 6)]).astype(np.int64)
+    node = np.concatenate([np.ones(n_p, bool), model.contact_point_node])
+    size[node] = 3
+    jac = np.zeros((n_p + n_c, 3, width))
+    jac[node, :, :3] = np.eye(3)
+    for j in np.flatnonzero(~model.contact_point_node):
+        jac[n_p + j, :, :6] = point_jacobian(6, arm[j])
+    group = np.concatenate([np.arange(n_p), n_p + body]).astype(np.int64)
+    return pos, radius, vel, mu, dof, size, jac, group, node, np.full(n_p + n_c, -1, np.int64)
+
+
+def self_contact_layout(model: Model, n_points: int):
+    """(chain id, rest coordinates [m]) of every contact point, for node-node contacts.
+
+    Rod nodes: their chain, at (arc, 0, 0). FEM nodes: one chain per deformable object (numbered after
+    the rods'), at their rest positions. Two nodes of one chain touch only when they were far apart at
+    rest (``dynamic_contacts.SELF_CONTACT_ARC``). Free particles and robot points: no chain.
+    """
+    n_p, n_c = model.particle_count, model.contact_point_count
+    first_object = int(model.contact_point_chain.max(initial=-1)) + 1
+    particle_chain = np.where(model.particle_object >= 0, first_object + model.particle_object, -1)
+    chain = np.concatenate([particle_chain, model.contact_point_chain,
+                            np.full(n_points - n_p - n_c, -1)]).astype(np.int64)
+    rest = np.zeros((n_points, 3))
+    rest[:n_p] = model.particle_q
+    rest[n_p:n_p + n_c, 0] = model.contact_point_arc
+    return chain, rest
+
+
+def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: float) -> ContactSet:
+    """The step's contacts: contact points against the static colliders (S), body and robot contact points
+    against other owners' moving volumes (D), and the robot joint limits that may be reached."""
+    width = pattern.max_group_size
+    kinematics = robot_kinematics(model, state) if model.robots else []
+    parts = [contact_points(model, state, width)]
+    if model.robots:
+        parts.append(robot_contact_points(model, state, width, kinematics))
+    pos, radius, vel, mu, dof, size, jac, group, node, link = (np.concatenate([p[i] for p in parts])
+                                                               for i in range(10))
+    n_p, n_c = model.particle_count, model.contact_point_count
+    n_points = len(pos)
+    point_kind = np.select([np.arange(n_points) < n_p, np.arange(n_points) < n_p + n_c],
+                           [SOURCE_PARTICLE, SOURCE_BODY_POINT], SOURCE_ROBOT_POINT).astype(np.int64)
+    point_index = np.arange(n_points) - np.select([point_kind == SOURCE_PARTICLE, point_kind == SOURCE_BODY_POINT],
+                                                  [0, n_p], n_p + n_c)
+    rows = _Rows(width)
+    # interior FEM nodes are not contact nodes
+    active = np.concatenate([model.particle_contact, np.ones(n_points - n_p, bool)])
+    tested = np.flatnonzero(active)
+    found = detect_point_contacts(pos[tested], radius[tested], vel[tested], model, model.contact_margin, dt)
+    sides = (dof, size, jac, group, node, link)
+
+    def point_side(i):
+        return tuple(column[i] for column in sides)
+    hit = tested[found.point_index]
+    rows.add_batch(found.frame, found.gap, found.position, found.collider, point_kind[hit], point_index[hit],
+                   np.maximum(mu[hit], model.collider_mu[found.collider]), point_side(hit))
+    for joint, side, gap, l_dof, l_size, l_jac, l_group in (joint_limit_candidates(model, state, dt, width)
+                                                             if model.robots else []):
+        rows.add(np.eye(3), gap, np.zeros(3), -1, SOURCE_JOINT_LIMIT, 2 * joint + (side < 0), np.zeros(2),
+                 (l_dof, l_size, l_jac, l_group, False, -1))
+    points = dict(pos=pos, radius=radius, vel=vel, mu=mu, group=group, node=node, active=active)
+    for row in detect_dynamic_contacts(model, state, kinematics, points, dt, width):
+        i = row["point"]
+        rows.add(row["frame"], row["gap"], row["position"], -1, point_kind[i], point_index[i], row["friction"],
+                 point_side(i), (row["dof_b"], row["size_b"], row["jac_b"], row["group_b"], False, row["link_b"]))
+    chain, rest = self_contact_layout(model, n_points)
+    for i, j, frame, gap, position in detect_node_pairs(model, pos, radius, vel, node & active, chain, rest, dt):
+        rows.add(frame, gap, position, -1, point_kind[i], point_index[i], np.maximum(mu[i], mu[j]), point_side(i),
+                 point_side(j))
+    return rows.finish(model, pattern, state, dt)
+
+
+class _Rows:
+    """Collects contacts, then nodalizes them (module docstring).
+
+    A contact side is (owner dof, owner size, J, owner DOF group, is-a-node, robot link or -1). Node sides
+    act on the node
+    directly; every other side gets a virtual node. Virtual nodes are numbered owner by owner (the
+    solver's force warm start relies on each owner's nodes being one run). Contacts sharing a node are
+    joined into one group (union-find) and stored as one run; ``group_start`` marks the runs.
+    """
+
+    def __init__(self, width):
+        self.width = width
+        self.batches = []
+
+    def add_batch(self, frame, gap, position, collider, kind, index, friction, side_a, side_b=None):
+        """k contacts at once: every field an array of k rows, a side a tuple of such arrays (a wound cable
+        has hundreds of contacts with the post; one Python call per contact cost ~1 ms a step)."""
+        k = len(gap)
+        if side_b is None:
+            side_b = (np.full(k, -1, np.int64), np.full(k, -1, np.int64), np.zeros((k, 3, self.width)),
+                      np.full(k, -1, np.int64), np.zeros(k, bool), np.full(k, -1, np.int64))
+        self.batches.append((frame, gap, position, collider, kind, index, friction, side_a, side_b))
+
+    def add(self, frame, gap, position, collider, kind, index, friction, side_a, side_b=None):
+        """One contact (fields as in :meth:`add_batch`, without the leading axis)."""
+        def one(x):
+            return np.asarray(x)[None]
+        self.add_batch(one(frame), one(gap), one(position), one(collider), one(kind), one(index), one(friction),
+                       tuple(one(x) for x in side_a), None if side_b is None else tuple(one(x) for x in side_b))
+
+    @staticmethod
+    def _groups(a_dof, a_node, b_dof, b_node):
+        """Order of the contacts and the start of each group of contacts that share a node."""
+        m = len(a_dof)
+        parent = list(range(m))
+
+        def root(c):
+            while parent[c] != c:
+                parent[c] = parent[parent[c]]
+                c = parent[c]
+            return c
+        first_at_node = {}
+        for c, sides in enumerate(zip(a_dof.tolist(), a_node.tolist(), b_dof.tolist(), b_node.tolist())):
+            for dof_, is_node in (sides[:2], sides[2:]):
+                if is_node:
+                    other = first_at_node.setdefault(dof_, c)
+                    parent[root(c)] = root(other)
+        roots = [root(c) for c in range(m)]
+        # stable: by the group's first contact, whose first owner sorted the items
+        order = sorted(range(m), key=lambda c: (roots[c], c))
+        starts = [k for k in range(m) if k == 0 or roots[order[k]] != roots[order[k - 1]]]
+        return np.array(order, dtype=np.int64), np.array(starts + [m], dtype=np.int64)
+
+    def finish(self, model, pattern, state, dt) -> ContactSet:
+        width = self.width
+        if self.batches:
+            fields = [np.concatenate([batch[j] for batch in self.batches]) for j in range(7)]
+            sides = [[np.concatenate([batch[j][k] for batch in self.batches]) for k in range(6)] for j in (7, 8)]
+        else:
+            fields = [np.zeros((0, 3, 3)), np.zeros(0), np.zeros((0, 3)), np.zeros(0, np.int64),
+                      np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 2))]
+            sides = [[np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 3, width)), np.zeros(0, np.int64),
+                      np.zeros(0, bool), np.zeros(0, np.int64)] for _ in range(2)]
+        by_owner = np.argsort(sides[0][3], kind="stable")  # by the first owner's group
+        fields = [f[by_owner] for f in fields]
+        sides = [[x[by_owner] for x in side] for side in sides]
+        order, group_start = self._groups(sides[0][0], sides[0][4], sides[1][0], sides[1][4])
+        frame, gap, position, collider, kind, index, friction = (f[order] for f in fields)
+        (a_dof, a_size, a_jac, a_group, a_node, a_link), (b_dof, b_size, b_jac, b_group, b_node, b_link) = (
+            [x[order].astype(t) for x, t in zip(side, (np.int64, np.int64, float, np.int64, bool, np.int64))]
+            for side in sides)
+        m = len(gap)
+        link = np.column_stack([a_link, b_link]).reshape(m, 2)
+        is_d = b_dof >= 0
+        # virtual nodes: the sides that are not nodes, numbered by owner group (stable: side a's, then b's)
+        on_a, on_b = np.flatnonzero(~a_node), np.flatnonzero(is_d & ~b_node)
+        by_group = np.argsort(np.concatenate([a_group[on_a], b_group[on_b]]), kind="stable")
+        dof_a = np.where(a_node, a_dof, -1).astype(np.int64)
+        dof_b = np.where(is_d & b_node, b_dof, -1).astype(np.int64)
+        number = np.empty(len(by_group), np.int64)
+        number[by_group] = np.arange(len(by_group))
+        dof_a[on_a] = model.dof_count + 3 * number[:len(on_a)]
+        dof_b[on_b] = model.dof_count + 3 * number[len(on_a):]
+        vn_dof, vn_size, vn_jac, vn_group = (np.concatenate([x[on_a], y[on_b]])[by_group] for x, y in
+                                             ((a_dof, b_dof), (a_size, b_size), (a_jac, b_jac), (a_group, b_group)))
+        frame = np.ascontiguousarray(frame, dtype=float)
+        gap = np.ascontiguousarray(gap, dtype=float)
+        offset = np.empty((m, 3))
+        if m:
+            contact_offsets(frame, a_dof, a_size, a_jac, b_dof, np.maximum(b_size, 0), b_jac, state.velocity(), gap,
+                            dt, model.integration_theta, model.restitution, model.penetration_recovery, offset)
+        return ContactSet(
+            pattern=pattern, count=m, dof_a=dof_a, dof_b=dof_b, frame=frame,
+            friction=np.ascontiguousarray(friction, dtype=float), offset=offset, gap=gap,
+            position=np.ascontiguousarray(position, dtype=float), collider=collider.astype(np.int64),
+            source_kind=kind.astype(np.int64), source_index=index.astype(np.int64),
+            force=np.zeros((m, 3)), point_dof=a_dof, point_size=a_size, point_jac=np.ascontiguousarray(a_jac),
+            point_group=a_group, vn_dof=vn_dof, vn_size=vn_size, vn_jac=vn_jac, vn_group=vn_group,
+            group_starts=group_start, link=link,
+        )

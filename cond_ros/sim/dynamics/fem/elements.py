@@ -1,0 +1,188 @@
+"""Co-rotational linear tetrahedra as potentials of form (7) (Sec. II-A; Moita & Crisfield, ref. [47]).
+
+Per element, F = D_s D_m^-1 maps the rest edges D_m to the current edges D_s; its polar decomposition
+F = R S gives the element rotation R. In the rotated frame the strain is the small-strain tensor
+eps = sym(R^T F) - I, so psi = V (mu eps:eps + lambda/2 tr(eps)^2) is of form (7) with e = eps (Voigt)
+and K = V D. A rigid motion gives R^T F = I, eps = 0: no force, whatever the rotation.
+
+With R held over the step (the outer-product approximation of eq. 8), the element adds
+(h + c) R K_e R^T to A (h = theta dt; c: damping policy 1, C = c K) and its elastic force
+f_j = -V R sigma g_j to b, where sigma = lambda tr(eps) I + 2 mu eps and g_j are the rest shape-function
+gradients. Damping policy 2 also adds h times the diagonal SPD projection (column abs sums, Sec. II-A)
+of the dropped geometric stiffness, approximated by the stress stiffness V (g_i . sigma g_j) I of
+nonlinear elasticity (the rotation of R with the nodes is what the outer product drops).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...jit import kernel
+
+POLAR_TOLERANCE = 1e-12
+POLAR_MAX_ITERATIONS = 30
+
+
+@kernel
+def _det3(m):
+    return (m[0, 0] * (m[1, 1] * m[2, 2] - m[1, 2] * m[2, 1]) - m[0, 1] * (m[1, 0] * m[2, 2] - m[1, 2] * m[2, 0])
+            + m[0, 2] * (m[1, 0] * m[2, 1] - m[1, 1] * m[2, 0]))
+
+
+@kernel
+def _inverse_transpose(m, det, out):
+    """out = m^-T (cofactor matrix / det)."""
+    s = 1.0 / det
+    out[0, 0] = (m[1, 1] * m[2, 2] - m[1, 2] * m[2, 1]) * s
+    out[0, 1] = (m[1, 2] * m[2, 0] - m[1, 0] * m[2, 2]) * s
+    out[0, 2] = (m[1, 0] * m[2, 1] - m[1, 1] * m[2, 0]) * s
+    out[1, 0] = (m[0, 2] * m[2, 1] - m[0, 1] * m[2, 2]) * s
+    out[1, 1] = (m[0, 0] * m[2, 2] - m[0, 2] * m[2, 0]) * s
+    out[1, 2] = (m[0, 1] * m[2, 0] - m[0, 0] * m[2, 1]) * s
+    out[2, 0] = (m[0, 1] * m[1, 2] - m[0, 2] * m[1, 1]) * s
+    out[2, 1] = (m[0, 2] * m[1, 0] - m[0, 0] * m[1, 2]) * s
+    out[2, 2] = (m[0, 0] * m[1, 1] - m[0, 1] * m[1, 0]) * s
+
+
+@kernel
+def polar_rotation(f, r, scratch):
+    """r = R of F = R S (R proper orthogonal); ``scratch``: a 3x3 work array.
+
+    Scaled Newton (Higham) iteration R <- (g R + R^-T / g) / 2, g = |det R|^(-1/3): quadratic, ~6
+    iterations of scalar arithmetic, far cheaper than an SVD. An inverted element (det F <= 0) goes
+    through the SVD with the smallest singular direction flipped, which turns it back out (the usual
+    inversion-robust choice).
+    """
+    det = _det3(f)
+    size = 0.0
+    for a in range(3):
+        for b in range(3):
+            size = max(size, abs(f[a, b]))
+    if det <= 1e-12 * size ** 3:
+        u, _, vt = np.linalg.svd(f)
+        if _det3(u @ vt) < 0.0:
+            u[:, 2] = -u[:, 2]
+        r[:] = u @ vt
+        return
+    r[:] = f
+    for _ in range(POLAR_MAX_ITERATIONS):
+        _inverse_transpose(r, det, scratch)
+        gamma = abs(det) ** (-1.0 / 3.0)
+        change = 0.0
+        for a in range(3):
+            for b in range(3):
+                nxt = 0.5 * (gamma * r[a, b] + scratch[a, b] / gamma)
+                change = max(change, abs(nxt - r[a, b]))
+                r[a, b] = nxt
+        if change < POLAR_TOLERANCE:
+            break
+        det = _det3(r)
+
+
+@kernel
+def shape_gradients(rest_shape_inverse, g):
+    """g (4, 3) = rest gradients g_0..g_3 of the linear shape functions as rows: F = sum_j x_j g_j^T."""
+    for a in range(3):
+        g[1 + a] = rest_shape_inverse[a]
+        g[0, a] = -(rest_shape_inverse[0, a] + rest_shape_inverse[1, a] + rest_shape_inverse[2, a])
+
+
+@kernel
+def element_state(particle_q, nodes, rest_shape_inverse, lame, r, sigma, g, f, scratch):
+    """Fills r (R), sigma (stress in the rotated frame) and g (rest gradients) of one element.
+
+    ``f`` and ``scratch`` are 3x3 work arrays (no allocation per element: this runs for every element
+    every step).
+    """
+    shape_gradients(rest_shape_inverse, g)
+    for a in range(3):
+        for b in range(3):
+            acc = 0.0
+            for j in range(4):
+                acc += particle_q[nodes[j], a] * g[j, b]
+            f[a, b] = acc
+    polar_rotation(f, r, scratch)
+    for a in range(3):  # scratch = R^T F
+        for b in range(3):
+            scratch[a, b] = r[0, a] * f[0, b] + r[1, a] * f[1, b] + r[2, a] * f[2, b]
+    trace = scratch[0, 0] + scratch[1, 1] + scratch[2, 2] - 3.0
+    for a in range(3):
+        for b in range(3):
+            eps = 0.5 * (scratch[a, b] + scratch[b, a]) - (1.0 if a == b else 0.0)
+            sigma[a, b] = 2.0 * lame[0] * eps + (lame[1] * trace if a == b else 0.0)
+
+
+@kernel
+def rotated_forces(r, sigma, g, volume, q, force):
+    """q (4, 3) = R g_j, the rotated gradients; force (4, 3) = -V R sigma g_j, the elastic nodal forces."""
+    for j in range(4):
+        s0 = sigma[0, 0] * g[j, 0] + sigma[0, 1] * g[j, 1] + sigma[0, 2] * g[j, 2]
+        s1 = sigma[1, 0] * g[j, 0] + sigma[1, 1] * g[j, 1] + sigma[1, 2] * g[j, 2]
+        s2 = sigma[2, 0] * g[j, 0] + sigma[2, 1] * g[j, 1] + sigma[2, 2] * g[j, 2]
+        for a in range(3):
+            q[j, a] = r[a, 0] * g[j, 0] + r[a, 1] * g[j, 1] + r[a, 2] * g[j, 2]
+            force[j, a] = -volume * (r[a, 0] * s0 + r[a, 1] * s1 + r[a, 2] * s2)
+
+
+@kernel
+def assemble_tetrahedra(tet_nodes, rest_shape_inverse, rest_volume, lame, damping_time, geometric, particle_q, h,
+                        tet_pairs, block_slot, data, b):
+    """Adds every element's (h + c) R K_e R^T to A and its elastic force to b (see module docstring).
+
+    R K_ij R^T = V (lambda q_i q_j^T + mu q_j q_i^T + mu (q_i . q_j) I) with q = R g (R I R^T = I).
+    ``tet_pairs[t, 4 i + j]`` is the pattern's block of nodes (i, j); particle p's DOFs are 3p..3p+2.
+    Serial on purpose: elements scatter into shared blocks, and a fixed order keeps results bit-identical.
+    """
+    r, sigma, f, scratch = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
+    g, q, force = np.empty((4, 3)), np.empty((4, 3)), np.empty((4, 3))
+    for t in range(tet_nodes.shape[0]):
+        nodes = tet_nodes[t]
+        element_state(particle_q, nodes, rest_shape_inverse[t], lame[t], r, sigma, g, f, scratch)
+        volume = rest_volume[t]
+        rotated_forces(r, sigma, g, volume, q, force)
+        scale = (h + damping_time[t]) * volume
+        mu, lam = lame[t, 0], lame[t, 1]
+        for i in range(4):
+            row = 3 * nodes[i]
+            for a in range(3):
+                b[row + a] += force[i, a]
+            geometric_diagonal = 0.0
+            for j in range(4):
+                base = block_slot[tet_pairs[t, 4 * i + j]]
+                dot = g[i, 0] * g[j, 0] + g[i, 1] * g[j, 1] + g[i, 2] * g[j, 2]
+                for a in range(3):
+                    for c in range(3):
+                        k = lam * q[i, a] * q[j, c] + mu * q[j, a] * q[i, c] + (mu * dot if a == c else 0.0)
+                        data[base[a] + c] += scale * k
+                if geometric:
+                    acc = 0.0
+                    for a in range(3):
+                        acc += g[i, a] * (sigma[a, 0] * g[j, 0] + sigma[a, 1] * g[j, 1] + sigma[a, 2] * g[j, 2])
+                    geometric_diagonal += abs(volume * acc)
+            if geometric:
+                base = block_slot[tet_pairs[t, 5 * i]]
+                for a in range(3):
+                    data[base[a] + a] += h * geometric_diagonal
+
+
+@kernel
+def elastic_forces(tet_nodes, rest_shape_inverse, rest_volume, lame, particle_q, out):
+    """out (particle_count, 3) = the elements' elastic forces on the nodes [N] (no damping)."""
+    out[:] = 0.0
+    r, sigma, f, scratch = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
+    g, q, force = np.empty((4, 3)), np.empty((4, 3)), np.empty((4, 3))
+    for t in range(tet_nodes.shape[0]):
+        element_state(particle_q, tet_nodes[t], rest_shape_inverse[t], lame[t], r, sigma, g, f, scratch)
+        rotated_forces(r, sigma, g, rest_volume[t], q, force)
+        for j in range(4):
+            for a in range(3):
+                out[tet_nodes[t, j], a] += force[j, a]
+
+
+@kernel
+def element_stresses(tet_nodes, rest_shape_inverse, lame, particle_q, out):
+    """out (T, 3, 3) = each element's stress rotated to the world, R sigma R^T [Pa]."""
+    r, sigma, f, scratch = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
+    g = np.empty((4, 3))
+    for t in range(tet_nodes.shape[0]):
+        element_state(particle_q, tet_nodes[t], rest_shape_inverse[t], lame[t], r, sigma, g, f, scratch)
+        out[t] = r @ sigma @ r.T

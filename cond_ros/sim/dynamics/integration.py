@@ -1,0 +1,45 @@
+"""State update of eq. (4): v_{k+1} = 2 v_hat - v_k and q_{k+1} = update(q_k, v_hat, dt).
+
+With ``Model.integration_theta`` theta != 1/2, v_hat = theta v_{k+1} + (1 - theta) v_k, so
+v_{k+1} = (v_hat - (1 - theta) v_k) / theta.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..jit import kernel
+from ..kinematics.rigid import quat_integrate
+from ..model import Model, State
+
+
+@kernel
+def advance(particle_q, particle_qd, body_q, body_quat, body_qd, v_hat, dt, theta, out_pq, out_pqd, out_bq,
+            out_bquat, out_bqd):
+    n_particles = particle_q.shape[0]
+    for i in range(n_particles):
+        for r in range(3):
+            vh = v_hat[3 * i + r]
+            out_pq[i, r] = particle_q[i, r] + dt * vh
+            out_pqd[i, r] = (vh - (1.0 - theta) * particle_qd[i, r]) / theta
+    start = 3 * n_particles
+    for j in range(body_q.shape[0]):
+        dof = start + 6 * j
+        for r in range(3):
+            out_bq[j, r] = body_q[j, r] + dt * v_hat[dof + r]
+        for r in range(6):
+            out_bqd[j, r] = (v_hat[dof + r] - (1.0 - theta) * body_qd[j, r]) / theta
+        out_bquat[j] = quat_integrate(body_quat[j], v_hat[dof + 3:dof + 6], dt)
+
+
+def advance_state(model: Model, state: State, v_hat: np.ndarray, dt: float) -> State:
+    """A new :class:`State` one step of ``dt`` after ``state`` with midpoint velocity ``v_hat``."""
+    start = model.robot_dof_start
+    v_robot = v_hat[start:start + model.robot_dof_count]
+    theta = model.integration_theta
+    out = State(state.time + dt, np.empty_like(state.particle_q), np.empty_like(state.particle_qd),
+                np.empty_like(state.body_q), np.empty_like(state.body_quat), np.empty_like(state.body_qd),
+                state.robot_q + dt * v_robot, (v_robot - (1.0 - theta) * state.robot_qd) / theta)
+    advance(state.particle_q, state.particle_qd, state.body_q, state.body_quat, state.body_qd,
+            np.ascontiguousarray(v_hat), dt, theta, out.particle_q, out.particle_qd, out.body_q, out.body_quat,
+            out.body_qd)
+    return out

@@ -1,0 +1,95 @@
+"""Rigid-body kinematics kernels: quaternions, point Jacobians, integration.
+
+Velocities are world-frame (linear COM velocity, angular velocity); the
+Jacobian of a point at world offset r from the COM is [I, -[r]x].
+"""
+import numpy as np
+
+from ..jit import kernel
+
+
+@kernel
+def quat_to_matrix(q):
+    """Rotation matrix of the unit quaternion q = (w, x, y, z)."""
+    w, x, y, z = q[0], q[1], q[2], q[3]
+    out = np.empty((3, 3))
+    out[0, 0] = 1 - 2 * (y * y + z * z)
+    out[0, 1] = 2 * (x * y - w * z)
+    out[0, 2] = 2 * (x * z + w * y)
+    out[1, 0] = 2 * (x * y + w * z)
+    out[1, 1] = 1 - 2 * (x * x + z * z)
+    out[1, 2] = 2 * (y * z - w * x)
+    out[2, 0] = 2 * (x * z - w * y)
+    out[2, 1] = 2 * (y * z + w * x)
+    out[2, 2] = 1 - 2 * (x * x + y * y)
+    return out
+
+
+@kernel
+def quats_to_matrices(quats):
+    """Rotation matrices of unit quaternions (k, 4) -> (k, 3, 3)."""
+    out = np.empty((quats.shape[0], 3, 3))
+    for k in range(quats.shape[0]):
+        out[k] = quat_to_matrix(quats[k])
+    return out
+
+
+@kernel
+def quat_integrate(q, omega, dt):
+    """q advanced by the world angular velocity ``omega`` over ``dt``: exp(omega dt) * q, renormalised."""
+    angle = np.sqrt(omega[0] ** 2 + omega[1] ** 2 + omega[2] ** 2) * dt
+    if angle < 1e-12:
+        # Second-order small-angle form keeps the step smooth through zero rotation.
+        half = 0.5 * dt
+        dw, dx, dy, dz = 1.0 - angle * angle / 8.0, omega[0] * half, omega[1] * half, omega[2] * half
+    else:
+        s = np.sin(0.5 * angle) / (angle / dt)
+        dw, dx, dy, dz = np.cos(0.5 * angle), omega[0] * s, omega[1] * s, omega[2] * s
+    w, x, y, z = q[0], q[1], q[2], q[3]
+    out = np.empty(4)
+    out[0] = dw * w - dx * x - dy * y - dz * z
+    out[1] = dw * x + dx * w + dy * z - dz * y
+    out[2] = dw * y - dx * z + dy * w + dz * x
+    out[3] = dw * z + dx * y - dy * x + dz * w
+    return out / np.sqrt(out[0] ** 2 + out[1] ** 2 + out[2] ** 2 + out[3] ** 2)
+
+
+@kernel
+def point_jacobian(size, arm):
+    """The 3 x size Jacobian [I, -[arm]x] (or I for a particle)."""
+    jac = np.zeros((3, size))
+    jac[0, 0] = 1.0
+    jac[1, 1] = 1.0
+    jac[2, 2] = 1.0
+    if size == 6:
+        jac[0, 4] = arm[2]
+        jac[0, 5] = -arm[1]
+        jac[1, 3] = -arm[2]
+        jac[1, 5] = arm[0]
+        jac[2, 3] = arm[1]
+        jac[2, 4] = -arm[0]
+    return jac
+
+
+@kernel
+def rotation_log(rot):
+    """The rotation vector (axis * angle) of a rotation matrix, robust near 0 and pi."""
+    cos_angle = min(1.0, max(-1.0, 0.5 * (rot[0, 0] + rot[1, 1] + rot[2, 2] - 1.0)))
+    angle = np.arccos(cos_angle)
+    vee = np.array([rot[2, 1] - rot[1, 2], rot[0, 2] - rot[2, 0], rot[1, 0] - rot[0, 1]])
+    if angle < 1e-6:
+        return 0.5 * vee  # sin(angle) ~ angle
+    if angle < np.pi - 1e-6:
+        return angle / (2.0 * np.sin(angle)) * vee
+    # Near pi: the axis from the diagonal of (R + I) / 2 = a a^T.
+    diag = np.array([rot[0, 0], rot[1, 1], rot[2, 2]])
+    k = int(np.argmax(diag))
+    axis = np.empty(3)
+    axis[k] = np.sqrt(max(0.0, 0.5 * (diag[k] + 1.0)))
+    for j in range(3):
+        if j != k:
+            axis[j] = 0.5 * (rot[j, k] + rot[k, j]) / (2.0 * axis[k])
+    axis /= np.sqrt(axis[0] ** 2 + axis[1] ** 2 + axis[2] ** 2)
+    if axis[0] * vee[0] + axis[1] * vee[1] + axis[2] * vee[2] < 0.0:
+        axis = -axis
+    return angle * axis

@@ -1,0 +1,298 @@
+"""The coarse space of COND's two-level correction (``SolverCOND(coarse_correction=True)``; not in the paper).
+
+V-FPI's step is diagonal (W), and W is set by the stiffest rows. It therefore corrects the smooth
+motions of a stiff body only slowly: a soft body's rigid motion and its low-order deformation (the ball
+flattening between two fingers), and a robot joint moving together with its virtual nodes. The coarse
+space spans exactly these motions, so one small Galerkin solve per iteration removes them:
+
+- every deformable (FEM) body: its node displacement fields that are polynomials of degree <= 2 in the
+  node position (constant, linear and quadratic in x, y, z, for each of the three components: up to 30
+  columns, orthonormalized over the body's nodes). Rigid translations and rotations are in this span;
+- every rod (cable): the translation fields that are piecewise linear along it, on ``ROD_COARSE_POINTS``
+  evenly spaced segments (hat functions of the segment index, one column per point and component). The
+  slowest modes of V-FPI on a taut cable are exactly these: smooth translations along the chain, held back
+  by its axial and shear stiffness against the segments' tiny mass (measured on panda_cable at 320
+  segments: the eight slowest eigenvectors of W A are half-sine translation fields with no rotation, and
+  cond(W A) = 4.8e4). A rod's segment rotations follow through the V-FPI sweeps and need no columns;
+- every other rigid body and every robot: one column per DOF;
+- virtual nodes follow their owner: their rows are J_v times the owner's rows (eq. 14), so a coarse
+  motion does not stretch the k_v springs of (15).
+
+The columns of one body, rod or robot are contiguous (a rod's interleaved point by point), so each row of
+P and of A P is zero outside a short column range; the kernels loop over those ranges only.
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from ...dynamics.assembly import GROUP_PARTICLE
+from ...jit import kernel
+from ...linalg import jacobian_velocity
+from ...model import Model, State
+
+POLYNOMIAL_DEGREE = 2
+RANK_TOLERANCE = 1e-8  # relative singular value below which a body's polynomial field is dropped (few nodes)
+# per rod; panda_cable at 320 segments over 0-10 s: 14.4 mean iterations (max 29); 2 points: 14.6 (35), 16: 14.7 (27);
+# 40-60 without the rod's columns
+ROD_COARSE_POINTS = 4
+
+
+def _polynomial_fields(positions: np.ndarray, degree: int = POLYNOMIAL_DEGREE) -> np.ndarray:
+    """Orthonormal basis (node count x r) of the polynomials of degree <= ``degree`` in the node positions."""
+    r = positions - positions.mean(axis=0)
+    r /= max(float(np.sqrt((r * r).sum(axis=1).max())), np.finfo(float).tiny)  # scale for conditioning
+    monomials = np.column_stack([np.prod(r[:, list(axes)], axis=1) for d in range(degree + 1)
+                                 for axes in itertools.combinations_with_replacement(range(3), d)])
+    u, s, _ = np.linalg.svd(monomials, full_matrices=False)
+    return u[:, s > RANK_TOLERANCE * s[0]]
+
+
+def _rod_fields(segments: int, points: int = ROD_COARSE_POINTS) -> np.ndarray:
+    """Hat functions of the segment index on ``points`` evenly spaced segments, (segments x points); they
+    sum to 1 on every segment (a rigid translation of the rod is in their span)."""
+    points = min(points, segments)
+    s = np.linspace(0.0, 1.0, segments)[:, None] * (points - 1)
+    return np.clip(1.0 - np.abs(s - np.arange(points)[None, :]), 0.0, None)
+
+
+def rows_are_static(model: Model) -> bool:
+    """Whether the coarse basis's rows on the original DOFs are the same every step (no FEM body, whose
+    polynomial fields follow its node positions)."""
+    return not np.any(model.particle_object >= 0)
+
+
+def coarse_basis(model: Model, state: State, pattern, vn_dof: np.ndarray, vn_size: np.ndarray,
+                 vn_jac: np.ndarray, *, previous: np.ndarray | None = None) -> np.ndarray:
+    """The coarse space P of the step, shape (n, k) over the augmented DOFs (original, then virtual nodes).
+
+    ``pattern`` is the model's :class:`~cond_ros.sim.dynamics.assembly.SystemPattern`; ``vn_*`` are the step's
+    virtual nodes (``ContactSet``). ``previous``: the basis of an earlier step of the same model; without
+    FEM bodies its rows on the original DOFs depend on nothing that changes, and are reused.
+    """
+    n_o = model.dof_count
+    if previous is not None and rows_are_static(model):
+        basis = np.empty((n_o + 3 * len(vn_dof), previous.shape[1]))
+        basis[:n_o] = previous[:n_o]
+        _virtual_node_rows(basis, n_o, vn_dof, vn_size, vn_jac)
+        return basis
+    blocks = []  # (rows, values (rows x columns)) of each column block on the original DOFs
+    objects = model.particle_object
+    for body in np.unique(objects[objects >= 0]):
+        nodes = np.flatnonzero(objects == body)
+        fields = _polynomial_fields(state.particle_q[nodes])
+        for component in range(3):
+            blocks.append((3 * nodes + component, fields))
+    for r in range(len(model.rod_body_start) - 1):
+        bodies = model.rod_bodies[model.rod_body_start[r]:model.rod_body_start[r + 1]]
+        fields = _rod_fields(len(bodies))
+        interleaved = np.zeros((3 * len(bodies), 3 * fields.shape[1]))  # column 3 j + e: point j, component e
+        for e in range(3):
+            interleaved[e::3, e::3] = fields
+        rows = (model.body_dof_start + 6 * bodies)[:, None] + np.arange(3)
+        blocks.append((rows.reshape(-1), interleaved))
+    in_rod = np.zeros(len(pattern.group_dof), bool)
+    in_rod[model.particle_count + model.rod_bodies] = True
+    whole = (pattern.group_kind != GROUP_PARTICLE) & ~in_rod
+    for dof, size in zip(pattern.group_dof[whole], pattern.group_size[whole]):
+        blocks.append((dof + np.arange(size), np.eye(size)))
+    k = sum(values.shape[1] for _, values in blocks)
+    basis = np.zeros((n_o + 3 * len(vn_dof), k))
+    column = 0
+    for rows, values in blocks:
+        basis[rows, column:column + values.shape[1]] = values
+        column += values.shape[1]
+    _virtual_node_rows(basis, n_o, vn_dof, vn_size, vn_jac)
+    return basis
+
+
+@kernel
+def _virtual_node_rows(basis, n_o, vn_dof, vn_size, vn_jac) -> None:
+    """Rows n_o.. of ``basis``: each virtual node's J_v times its owner's rows."""
+    for j in range(vn_dof.shape[0]):
+        for e in range(3):
+            for c in range(basis.shape[1]):
+                acc = 0.0
+                for r in range(vn_size[j]):
+                    acc += vn_jac[j, e, r] * basis[vn_dof[j] + r, c]
+                basis[n_o + 3 * j + e, c] = acc
+
+
+@kernel
+def product_terms(indptr, indices, pattern_ptr, pattern_columns, k):
+    """The sparsity structure of A_o P (original rows), from A_o's CSR pattern and :func:`row_pattern` of P.
+
+    Returns (entry_ptr, entry_column, term_ptr, term_nonzero, term_row): row i of A_o P has the nonzero
+    entries entry_ptr[i]..entry_ptr[i + 1], entry e in column entry_column[e] and equal to the sum of
+    data[term_nonzero[t]] * P[term_row[t], entry_column[e]] over its terms t (in A's nonzero order). Both
+    patterns are fixed while the model is (rod, robot and FEM columns alike), so this is built once.
+    """
+    n_o = indptr.shape[0] - 1
+    entries = 0
+    terms = 0
+    seen = np.full(k, -1, np.int64)
+    for i in range(n_o):
+        for p in range(indptr[i], indptr[i + 1]):
+            c = indices[p]
+            terms += pattern_ptr[c + 1] - pattern_ptr[c]
+            for q in range(pattern_ptr[c], pattern_ptr[c + 1]):
+                if seen[pattern_columns[q]] != i:
+                    seen[pattern_columns[q]] = i
+                    entries += 1
+    entry_ptr = np.zeros(n_o + 1, np.int64)
+    entry_column = np.empty(entries, np.int64)
+    term_ptr = np.zeros(entries + 1, np.int64)
+    term_nonzero = np.empty(terms, np.int64)
+    term_row = np.empty(terms, np.int64)
+    count = np.zeros(k, np.int64)
+    e = 0
+    t = 0
+    for i in range(n_o):
+        count[:] = 0
+        for p in range(indptr[i], indptr[i + 1]):
+            c = indices[p]
+            for q in range(pattern_ptr[c], pattern_ptr[c + 1]):
+                count[pattern_columns[q]] += 1
+        for j in range(k):  # the row's entries in column order, each entry's terms in A's nonzero order
+            if count[j] == 0:
+                continue
+            entry_column[e] = j
+            for p in range(indptr[i], indptr[i + 1]):
+                c = indices[p]
+                for q in range(pattern_ptr[c], pattern_ptr[c + 1]):
+                    if pattern_columns[q] == j:
+                        term_nonzero[t] = p
+                        term_row[t] = c
+                        t += 1
+            e += 1
+            term_ptr[e] = t
+        entry_ptr[i + 1] = e
+    return entry_ptr, entry_column, term_ptr, term_nonzero, term_row
+
+
+@kernel
+def _times_basis(data, vn_dof, vn_size, vn_jac, kv, basis, product, ranges, out):
+    """out = A P for the augmented A of eq. (15), and the column range outside which each row of ``out`` is
+    zero (``ranges[:, 2:]``; ``ranges[:, :2]``: P's, given).
+
+    ``product`` is :func:`product_terms`: each entry of A_o P is summed in registers over its own terms. A
+    row of P has few nonzeros (a rod segment's translation row two hat functions, its rotation rows none),
+    so there are about as many terms as A_o has nonzeros; accumulating into ``out`` across A's nonzeros
+    instead waits on memory for each one (panda_cable, 320 segments: 280 us against ~50 us).
+    """
+    entry_ptr, entry_column, term_ptr, term_nonzero, term_row = product
+    n_o = entry_ptr.shape[0] - 1
+    k_all = basis.shape[1]
+    out[:] = 0.0
+    ranges[:, 2] = k_all
+    ranges[:, 3] = 0
+    for i in range(n_o):
+        for e in range(entry_ptr[i], entry_ptr[i + 1]):
+            j = entry_column[e]
+            acc = 0.0
+            for t in range(term_ptr[e], term_ptr[e + 1]):
+                acc += data[term_nonzero[t]] * basis[term_row[t], j]
+            out[i, j] = acc
+        if entry_ptr[i + 1] > entry_ptr[i]:
+            ranges[i, 2] = entry_column[entry_ptr[i]]
+            ranges[i, 3] = entry_column[entry_ptr[i + 1] - 1] + 1
+    for k in range(vn_dof.shape[0]):
+        base = n_o + 3 * k
+        lo = k_all
+        hi = 0
+        for q in range(vn_size[k] + 3):  # the owner's rows, then the node's
+            r = vn_dof[k] + q if q < vn_size[k] else base + q - vn_size[k]
+            if ranges[r, 1] > ranges[r, 0]:
+                lo = min(lo, ranges[r, 0])
+                hi = max(hi, ranges[r, 1])
+        for j in range(lo, hi):
+            owner = jacobian_velocity(basis[:, j], vn_dof[k], vn_size[k], vn_jac[k])
+            for e in range(3):
+                out[base + e, j] = kv * (basis[base + e, j] - owner[e])
+                for r in range(vn_size[k]):
+                    out[vn_dof[k] + r, j] -= kv * vn_jac[k, e, r] * basis[base + e, j]
+        if hi > lo:
+            for q in range(vn_size[k] + 3):
+                r = vn_dof[k] + q if q < vn_size[k] else base + q - vn_size[k]
+                ranges[r, 2] = min(ranges[r, 2], lo)
+                ranges[r, 3] = max(ranges[r, 3], hi)
+    for r in range(ranges.shape[0]):
+        if ranges[r, 3] <= ranges[r, 2]:
+            ranges[r, 2] = 0
+            ranges[r, 3] = 0
+
+
+@kernel
+def row_pattern(matrix, first_row):
+    """The nonzero columns of rows ``first_row``.. of a dense matrix, CSR-style: (ptr, columns), with
+    ptr[r - first_row] the start of row r's columns (ascending)."""
+    rows = matrix.shape[0] - first_row
+    ptr = np.zeros(rows + 1, np.int64)
+    for r in range(rows):
+        count = 0
+        for j in range(matrix.shape[1]):
+            if matrix[first_row + r, j] != 0.0:
+                count += 1
+        ptr[r + 1] = ptr[r] + count
+    columns = np.empty(ptr[rows], np.int64)
+    for r in range(rows):
+        q = ptr[r]
+        for j in range(matrix.shape[1]):
+            if matrix[first_row + r, j] != 0.0:
+                columns[q] = j
+                q += 1
+    return ptr, columns
+
+
+def extend_pattern(pattern, basis: np.ndarray, first_row: int):
+    """:func:`row_pattern` of all of ``basis`` from ``pattern``, the pattern of its rows before ``first_row``
+    (a reused basis's original DOFs: only the step's virtual-node rows are scanned)."""
+    ptr, columns = pattern
+    more_ptr, more_columns = row_pattern(basis, first_row)
+    return np.concatenate([ptr, ptr[-1] + more_ptr[1:]]), np.concatenate([columns, more_columns])
+
+
+@kernel
+def pattern_ranges(ptr, columns, out):
+    """out[:, :2] = [first, last) of each row's nonzero columns ((0, 0) for a zero row) from its
+    :func:`row_pattern`."""
+    for r in range(ptr.shape[0] - 1):
+        out[r, 0] = 0
+        out[r, 1] = 0
+        if ptr[r + 1] > ptr[r]:
+            out[r, 0] = columns[ptr[r]]
+            out[r, 1] = columns[ptr[r + 1] - 1] + 1
+
+
+@kernel
+def _galerkin(basis, a_basis, pattern_ptr, pattern_columns, ranges, b, galerkin, coarse_b):
+    """P^T (A P) and P^T b over the nonzeros of P and the rows' column ranges of A P."""
+    galerkin[:] = 0.0
+    coarse_b[:] = 0.0
+    for r in range(basis.shape[0]):
+        for q in range(pattern_ptr[r], pattern_ptr[r + 1]):
+            i = pattern_columns[q]
+            x = basis[r, i]
+            coarse_b[i] += x * b[r]
+            for j in range(ranges[r, 2], ranges[r, 3]):
+                galerkin[i, j] += x * a_basis[r, j]
+
+
+def coarse_operator(system, basis: np.ndarray, pattern=None, product=None):
+    """(A P, P^T A P, P^T b, ranges) of the step's system for the coarse space ``basis``; ``ranges`` (n, 4)
+    are the column ranges of the nonzeros of P and of A P, side by side. ``pattern``: :func:`row_pattern`
+    of ``basis``, and ``product``: :func:`product_terms` of its original rows, when known (computed here
+    otherwise)."""
+    ptr, columns = row_pattern(basis, 0) if pattern is None else pattern
+    if product is None:
+        product = product_terms(system.indptr, system.indices, ptr, columns, basis.shape[1])
+    ranges = np.empty((basis.shape[0], 4), np.int64)
+    pattern_ranges(ptr, columns, ranges)
+    a_basis = np.empty_like(basis)
+    _times_basis(system.data, system.vn_dof, system.vn_size, system.vn_jac, system.virtual_node_gain, basis,
+                 product, ranges, a_basis)
+    k = basis.shape[1]
+    galerkin, coarse_b = np.empty((k, k)), np.empty(k)
+    _galerkin(basis, a_basis, ptr, columns, ranges, system.rhs(), galerkin, coarse_b)
+    return a_basis, 0.5 * (galerkin + galerkin.T), coarse_b, ranges

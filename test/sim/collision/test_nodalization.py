@@ -1,0 +1,115 @@
+"""Node contacts: rod-segment centre nodes, node-node self-contact, grouping by shared node, soft landing."""
+import numpy as np
+import pytest
+
+from cond_ros.sim import ModelBuilder, ModelError, Simulator
+from cond_ros.sim.collision.nodalization import build_contact_set
+from cond_ros.sim.dynamics.assembly import build_pattern
+from cond_ros.sim.dynamics.rod import RodMaterial, add_rod
+from cond_ros.sim.model import DampingPolicy
+
+MAT = RodMaterial(radius=0.002, density=1259.0, youngs_modulus=1e6, poisson_ratio=0.3, mu=0.5)
+
+
+def crossing_rods(gap):
+    """Two rods crossing at right angles, one ``gap`` [m] above the other, both on a plane at z = 0."""
+    b = ModelBuilder()
+    low = add_rod(b, (-0.05, 0.0, 0.002), (0.05, 0.0, 0.002), 41, MAT, chain=0)  # odd: a node at the crossing
+    high = add_rod(b, (0.0, -0.05, 0.006 + gap), (0.0, 0.05, 0.006 + gap), 41, MAT, chain=1)
+    b.add_collider_plane(mu=0.5)
+    return b.finalize(damping_policy=DampingPolicy.GEOMETRIC, contact_margin=0.001), low, high
+
+
+def test_node_contacts_act_on_segment_translations_and_share_groups():
+    model, low, high = crossing_rods(0.0)
+    contacts = build_contact_set(model, build_pattern(model), model.state(), 0.01)
+    node_pairs = np.flatnonzero(contacts.dof_b >= 0)
+    assert len(node_pairs) > 0  # the crossing is detected node to node
+    for m in node_pairs:
+        # both sides are segment centres: DOFs of a body's translation, no virtual node
+        assert contacts.dof_a[m] < model.dof_count and contacts.dof_b[m] < model.dof_count
+        assert (contacts.dof_a[m] - model.body_dof_start) % 6 == 0
+    # contacts that share a node are one group; groups never share a node
+    starts = contacts.group_start()
+    owner = {}
+    for g in range(len(starts) - 1):
+        for m in range(starts[g], starts[g + 1]):
+            for node in (contacts.dof_a[m], contacts.dof_b[m]):
+                if node >= 0:
+                    assert owner.setdefault(node, g) == g
+    assert len(contacts.vn_dof) == 0
+
+
+def test_no_self_contact_between_neighbours_of_one_rod():
+    b = ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    add_rod(b, (0.0, 0.0, 1.0), (0.2, 0.0, 1.0), 80, MAT)  # 2.5 mm segments, 4 mm diameter: neighbours overlap
+    model = b.finalize()
+    contacts = build_contact_set(model, build_pattern(model), model.state(), 0.01)
+    assert contacts.count == 0
+
+
+def test_rod_rests_on_rod_without_penetration():
+    model, low, high = crossing_rods(0.003)
+    sim = Simulator(model, dt=0.01, solver_options=dict(tolerance=1e-9, max_iterations=3000))
+    worst = 0.0
+    for _ in range(60):
+        stats = sim.step()
+        worst = max(worst, stats.max_penetration)
+    crossing = sim.state.body_q[high.bodies[20], 2] - sim.state.body_q[low.bodies[20], 2]
+    assert worst < 1e-5
+    assert crossing == pytest.approx(2 * MAT.radius, abs=2e-4)
+
+
+def test_dropped_particle_lands_without_penetration_or_bounce():
+    """The speculative bound lets a node approach only as fast as the next step can stop it."""
+    b = ModelBuilder()
+    b.add_particle((0.0, 0.0, 0.05), mass=0.1, radius=0.01)
+    b.add_collider_plane()
+    sim = Simulator(b.finalize(contact_margin=0.005), dt=0.01)
+    heights, worst = [], 0.0
+    for _ in range(60):
+        stats = sim.step()
+        worst = max(worst, stats.max_penetration)
+        heights.append(sim.state.particle_q[0, 2])
+    landed = int(np.argmax(np.array(heights) < 0.0101))
+    assert worst < 1e-6
+    assert max(heights[landed:]) < 0.0101 + 1e-6  # no bounce
+    assert heights[-1] == pytest.approx(0.01, abs=1e-6)
+
+
+def test_node_point_must_be_the_centre():
+    b = ModelBuilder()
+    body = b.add_body((0, 0, 0), mass=1.0, inertia=np.eye(3))
+    with pytest.raises(ModelError, match="centre"):
+        b.add_contact_point(body, (0.01, 0.0, 0.0), node=True)
+
+
+def all_pairs_within_reach(pos, radius, vel, chain, rest, candidates, margin, dt, arc_factor):
+    """The definition, pair by pair (numpy, no grid)."""
+    out = []
+    for a, i in enumerate(candidates):
+        for j in candidates[a + 1:]:
+            if chain[i] >= 0 and chain[i] == chain[j] and \
+                    np.linalg.norm(rest[i] - rest[j]) <= arc_factor * (radius[i] + radius[j]):
+                continue
+            dist = np.linalg.norm(pos[i] - pos[j])
+            if dist - radius[i] - radius[j] < margin + 2 * dt * np.linalg.norm(vel[i] - vel[j]) and dist > 1e-12:
+                out.append((i, j))
+    return np.array(out, np.int64).reshape(-1, 2)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_grid_node_pair_search_finds_exactly_the_pairs_within_reach_in_loop_order(seed):
+    from cond_ros.sim.collision.dynamic_contacts import SELF_CONTACT_ARC, _node_pairs
+    rng = np.random.default_rng(seed)
+    n = 400
+    pos = rng.uniform(-0.05, 0.05, (n, 3)) * [1.0, 1.0, 0.2 + seed]  # flat to cubic clouds
+    radius = rng.uniform(0.5e-3, 3e-3, n)
+    vel = rng.normal(0.0, 0.05 * seed, (n, 3))  # seed 0: at rest
+    chain = rng.integers(-1, 3, n)
+    rest = pos + rng.normal(0.0, 2e-3, (n, 3))
+    candidates = np.sort(rng.choice(n, 300, replace=False)).astype(np.int64)
+    expected = all_pairs_within_reach(pos, radius, vel, chain, rest, candidates, 1e-3, 0.01, SELF_CONTACT_ARC)
+    assert len(expected) > 20
+    found = _node_pairs(pos, radius, vel, chain, rest, candidates, 1e-3, 0.01, SELF_CONTACT_ARC)
+    np.testing.assert_array_equal(found, expected)
