@@ -27,7 +27,7 @@ class Simulator:
         model: the scene.
         options: the step size and the solver (:class:`~cond_ros.sim.options.SimOptions`); or, instead:
         dt: time step [s], > 0.
-        solver: a registered solver name (``"cond"``, ``"penalty"``) or a :class:`SolverBase`.
+        solver: a registered solver name (``"cond"``, ``"penalty"``) or a :class:`SolverBase` made for ``model``.
         solver_options: keyword options of the named solver.
 
     ``options`` holds what it runs with (for a solver given as an object: its name, without options).
@@ -42,7 +42,10 @@ class Simulator:
                        else SimOptions(dt, solver, solver_options or {}))
         self.options = options
         self.dt = options.dt
-        self.solver = solver if given else make_solver(options.solver, **options.solver_options)
+        if given and solver.model is not model:
+            raise ModelError(f"solver: the {solver.name} solver given was made for another model; make it with "
+                             "this one (SolverX(model, ...))")
+        self.solver = solver if given else make_solver(options.solver, model, **options.solver_options)
         self.pattern = build_pattern(model)
         self.state: State = model.state()
         self.control: Control = model.control()
@@ -78,7 +81,7 @@ class Simulator:
         t0 = time.perf_counter()
         contacts = build_contact_set(self.model, self.pattern, self.state, self.dt)
         collision_ms = 1e3 * (time.perf_counter() - t0)
-        new_state, stats = self.solver.step(self.model, self.state, control, contacts, self.dt)
+        new_state, stats = self.solver.step(self.state, control, contacts, self.dt)
         stats.collision_ms = collision_ms
         for name in ("particle_q", "particle_qd", "body_q", "body_quat", "body_qd", "robot_q", "robot_qd"):
             if not np.all(np.isfinite(getattr(new_state, name))):

@@ -42,14 +42,14 @@ def solver_for(scene, name: str, options: dict | None = None):
     with the scene solver's tolerance and iteration cap unless ``options`` say otherwise."""
     own = scene.simulator.solver
     if name == "scene":
-        solver = copy.deepcopy(own)
+        solver = copy.deepcopy(own, memo={id(own.model): own.model})  # the model is shared, not copied
         for key, value in (options or {}).items():
             setattr(solver, key, value)
         solver.reset()
         return solver
     merged = {"tolerance": own.tolerance, "max_iterations": own.max_iterations}
     merged.update(options or {})
-    return make_solver(name, **merged)
+    return make_solver(name, scene.simulator.model, **merged)
 
 
 def run_window(scene, solver, start_state, steps: int, *, desc: str = "window", quiet: bool = True) -> dict:

@@ -56,12 +56,19 @@ def test_a_scene_carries_its_yaml_options_to_its_simulator():
 def test_a_solver_object_is_recorded_by_name_registered_or_not():
     from cond_ros.sim.solvers import SolverBase, SolverPGS
     from cond_ros.scenes.registry import box_on_plane
-    sim = Simulator(box_on_plane(), dt=0.02, solver=SolverPGS(tolerance=1e-6))
+    model = box_on_plane()
+    sim = Simulator(model, dt=0.02, solver=SolverPGS(model, tolerance=1e-6))
     assert sim.options == SimOptions(0.02, "pgs", {}) and sim.solver.tolerance == 1e-6
 
     class Reference(SolverBase):  # a test's own solver, as test_rod.py's direct solve
         name = "reference"
-    sim = Simulator(box_on_plane(), dt=0.02, solver=Reference())
+    sim = Simulator(model, dt=0.02, solver=Reference(model))
     assert (sim.options.dt, sim.options.solver, dict(sim.options.solver_options)) == (0.02, "reference", {})
     with pytest.raises(ModelError, match=r"^dt: "):
-        Simulator(box_on_plane(), dt=0.0, solver=Reference())
+        Simulator(model, dt=0.0, solver=Reference(model))
+    with pytest.raises(ModelError, match="made for another model"):
+        Simulator(box_on_plane(), dt=0.02, solver=Reference(model))
+    with pytest.raises(TypeError, match="model"):
+        SolverPGS(tolerance=1e-6)
+    with pytest.raises(ModelError, match="SolverPGS: the first argument must be the Model it solves, got dict"):
+        SolverPGS({"tolerance": 1e-6})

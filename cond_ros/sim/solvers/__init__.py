@@ -1,4 +1,6 @@
 """Contact solvers, one interface (:class:`SolverBase`), picked by name from :data:`SOLVERS`."""
+from ..model import Model
+from ..validate import ModelError
 from .base import SimulationError, SolverBase, StepStats
 from .cond.solver import SolverCOND
 from .delassus.apgd import SolverAPGD
@@ -21,12 +23,11 @@ SOLVERS = {
 }
 
 
-def make_solver(name: str, **options) -> SolverBase:
-    """Instantiate the solver registered as ``name`` with keyword ``options``."""
-    from ..validate import ModelError
+def make_solver(name: str, model: Model, **options) -> SolverBase:
+    """The solver registered as ``name``, made for ``model`` with keyword ``options``."""
     if name not in SOLVERS:
         raise ModelError(f"solver: unknown {name!r}; available: {', '.join(sorted(SOLVERS))}")
-    return SOLVERS[name](**options)
+    return SOLVERS[name](model, **options)
 
 
 __all__ = ["SOLVERS", "SimulationError", "SolverAPGD", "SolverBase", "SolverBisection", "SolverCOND", "SolverCompliant",

@@ -1,4 +1,5 @@
-"""The one solver interface: ``step(model, state_in, control, contacts, dt) -> (state_out, StepStats)``.
+"""The one solver interface: ``SolverX(model, **options)``, then ``step(state_in, control, contacts, dt) ->
+(state_out, StepStats)``.
 
 A solver only decides how the step's contact problem A v = b + J_c^T lambda
 (eq. 1, 15) is solved; assembling it (``dynamics``) and advancing the state
@@ -59,12 +60,19 @@ class StepStats:
 class SolverBase:
     """Base class of the contact solvers.
 
-    Subclasses implement :meth:`solve`; they keep warm-start buffers that
-    :meth:`reset` clears.
+    A solver is made for one model (``SolverX(model, **options)``, as Newton's ``SolverBase(model)``): it
+    checks its options when made and may build per-model structure once. Subclasses implement
+    :meth:`solve`; they keep warm-start buffers that :meth:`reset` clears.
     """
 
     name = "base"
     delassus_ms = 0.0  # set by solvers that assemble J A^-1 J^T (see StepStats)
+
+    def __init__(self, model: Model):
+        if not isinstance(model, Model):
+            raise ModelError(f"{type(self).__name__}: the first argument must be the Model it solves, got "
+                             f"{type(model).__name__}")
+        self.model = model
 
     def reset(self) -> None:
         """Forget warm-start data (call after teleporting the state)."""
@@ -77,24 +85,25 @@ class SolverBase:
         self.regularization = non_negative("regularization", regularization)
         self.warm_start = bool(warm_start)
 
-    def prepare(self, model: Model, state: State, contacts: ContactSet) -> None:
+    def prepare(self, state: State, contacts: ContactSet) -> None:
         """Set up what :meth:`solve` needs from the model beyond the linear system (called by :meth:`step`)."""
 
-    def assemble(self, model: Model, state: State, control: Control, contacts: ContactSet, dt: float) -> LinearSystem:
+    def assemble(self, state: State, control: Control, contacts: ContactSet, dt: float) -> LinearSystem:
         """The step's linear system; contacts act through virtual nodes (eq. 15)."""
-        return assemble(model, contacts.pattern, state, control, dt, contacts.vn_dof, contacts.vn_size,
+        return assemble(self.model, contacts.pattern, state, control, dt, contacts.vn_dof, contacts.vn_size,
                         contacts.vn_jac, contacts.vn_group)
 
     def solve(self, system: LinearSystem, contacts: ContactSet, dt: float):
         """Return (v_hat (system.size,), contact forces (count, 3) in contact frames [N], iterations, residual)."""
         raise NotImplementedError
 
-    def step(self, model: Model, state_in: State, control: Control, contacts: ContactSet, dt: float):
+    def step(self, state_in: State, control: Control, contacts: ContactSet, dt: float):
         """Assemble, solve and integrate one step; ``state_in`` is not modified."""
         t0 = time.perf_counter()
-        system = self.assemble(model, state_in, control, contacts, dt)
+        model = self.model
+        system = self.assemble(state_in, control, contacts, dt)
         t1 = time.perf_counter()
-        self.prepare(model, state_in, contacts)
+        self.prepare(state_in, contacts)
         v_hat, forces, iterations, residual = self.solve(system, contacts, dt)
         t2 = time.perf_counter()
         contacts.force[:] = forces

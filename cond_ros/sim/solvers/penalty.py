@@ -37,12 +37,14 @@ class SolverPenalty(SolverBase):
 
     name = "penalty"
 
-    def __init__(self, *, stiffness=1e4, damping=1e2, slip_velocity=1e-2):
+    def __init__(self, model, *, stiffness=1e4, damping=1e2, slip_velocity=1e-2):
+        super().__init__(model)
         self.stiffness = positive("stiffness", stiffness)
         self.damping = non_negative("damping", damping)
         self.slip_velocity = positive("slip_velocity", slip_velocity)
 
-    def assemble(self, model, state, control, contacts, dt):
+    def assemble(self, state, control, contacts, dt):
+        model = self.model
         system = assemble(model, contacts.pattern, state, control, dt)
         v_k = state.velocity()
         active = np.flatnonzero(contacts.gap < 0.0)

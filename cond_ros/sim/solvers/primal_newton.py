@@ -291,9 +291,10 @@ class SolverPrimalNewton(SolverBase):
 
     name = "primal_newton"
 
-    def __init__(self, *, projection="strict", tolerance=1e-8, max_iterations=50, regularization=0.0,
+    def __init__(self, model, *, projection="strict", tolerance=1e-8, max_iterations=50, regularization=0.0,
                  relative_regularization=1e-6, relative_friction_regularization=1e-2, min_bound_relaxation=0.2,
                  warm_start=True):
+        super().__init__(model)
         if projection not in PROJECTIONS:
             raise ModelError(f"projection: expected one of {list(PROJECTIONS)}, got {projection!r}")
         self.projection = projection
@@ -327,8 +328,8 @@ class SolverPrimalNewton(SolverBase):
         self._factor = None
         return pattern, None
 
-    def assemble(self, model, state, control, contacts, dt) -> LinearSystem:
-        return assemble(model, contacts.pattern, state, control, dt)
+    def assemble(self, state, control, contacts, dt) -> LinearSystem:
+        return assemble(self.model, contacts.pattern, state, control, dt)
 
     def _friction_bound(self, u: np.ndarray, omega: np.ndarray, mu: np.ndarray) -> np.ndarray:
         """mu lambda_n at u: the strict law's friction bound, held fixed for one Newton step."""

@@ -26,6 +26,10 @@ class DirectSolver(SolverBase):
         return v, np.zeros((0, 3)), 1, 0.0
 
 
+def direct_simulator(model, dt):
+    return Simulator(model, dt=dt, solver=DirectSolver(model))
+
+
 def tip_point(sim, rod):
     rot = quat_to_matrix(sim.state.body_quat[rod.bodies[-1]])
     return sim.state.body_q[rod.bodies[-1]] + rot @ np.array([0.0, 0.0, 0.5 * rod.segment_length])
@@ -37,7 +41,7 @@ def cantilever_deflection(segments, steps=150):
     b = ModelBuilder()
     rod = add_rod(b, (0.0, 0.0, 0.5), (length, 0.0, 0.5), segments, mat)
     clamp_rod_end(b, rod, "start", world_point((0.0, 0.0, 0.5)))
-    sim = Simulator(b.finalize(damping_policy=DampingPolicy.GEOMETRIC), dt=0.01, solver=DirectSolver())
+    sim = direct_simulator(b.finalize(damping_policy=DampingPolicy.GEOMETRIC), 0.01)
     sim.run(steps)
     # the midpoint rule keeps a tiny sign-flipping rotation of the stiff segments; average two steps
     before = tip_point(sim, rod)
@@ -70,8 +74,7 @@ def test_axial_stretch_matches_ea(theta):
     b = ModelBuilder()
     rod = add_rod(b, (0.0, 0.0, 1.0), (0.0, 0.0, 1.0 - length), n, mat)
     clamp_rod_end(b, rod, "start", world_point((0.0, 0.0, 1.0)))
-    sim = Simulator(b.finalize(damping_policy=DampingPolicy.GEOMETRIC, integration_theta=theta), dt=0.01,
-                    solver=DirectSolver())
+    sim = direct_simulator(b.finalize(damping_policy=DampingPolicy.GEOMETRIC, integration_theta=theta), 0.01)
     sim.run(200)
     stretch = (1.0 - length) - tip_point(sim, rod)[2]
     w = mat.line_density * 9.81
@@ -89,8 +92,7 @@ def test_segment_damping_gives_the_terminal_velocity_and_the_discrete_decay(thet
                       segment_damping=(c_lin, c_ang))
     b = ModelBuilder()
     rod = add_rod(b, (0.0, 0.0, 1.0), (0.4, 0.0, 1.0), n, mat)
-    sim = Simulator(b.finalize(damping_policy=DampingPolicy.GEOMETRIC, integration_theta=theta), dt=dt,
-                    solver=DirectSolver())
+    sim = direct_simulator(b.finalize(damping_policy=DampingPolicy.GEOMETRIC, integration_theta=theta), dt)
     m_seg = mat.line_density * 0.4 / n
     sim.run(100)  # 16 time constants m / c
     np.testing.assert_allclose(sim.state.body_qd[rod.bodies, 2], -m_seg * 9.81 / c_lin, rtol=1e-6)
@@ -99,7 +101,7 @@ def test_segment_damping_gives_the_terminal_velocity_and_the_discrete_decay(thet
     i_axis = 2e-9
     spin.add_body((0.0, 0.0, 0.0), mass=1e-4, inertia=np.diag([1e-9, 1e-9, i_axis]), angular_velocity=(0.0, 0.0, 3.0),
                   damping=(0.0, c_ang * 1e-6))
-    sim = Simulator(spin.finalize(integration_theta=theta), dt=dt, solver=DirectSolver())
+    sim = direct_simulator(spin.finalize(integration_theta=theta), dt)
     sim.step()
     # I (w1 - w0) / dt = -c (theta w1 + (1 - theta) w0)
     factor = (i_axis / dt - (1.0 - theta) * c_ang * 1e-6) / (i_axis / dt + theta * c_ang * 1e-6)

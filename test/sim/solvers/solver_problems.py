@@ -48,6 +48,17 @@ WEIGHT_TOL = 1e-12
 
 
 # --------------------------------------------------------------------------- problem builders
+def _one_particle():
+    builder = ModelBuilder()
+    builder.add_particle((0.0, 0.0, 0.0), mass=1.0)
+    return builder.finalize()
+
+
+#: the model that tests make a solver with when they hand it a step's system themselves: solve() reads only
+#: the system and the contacts (the model matters to step(), assemble() and prepare())
+MODEL = _one_particle()
+
+
 def nodal_problem(seed, *, n_nodes=10, n_contacts=(2, 6), stiffness=1e5, mass=(0.1, 1.0), mu=(0.0, 1.5),
                   d_fraction=0.4, anisotropic=False, normal_offset=None):
     """A completely-nodal system (Def. 3): particles joined by springs, with S- and D-contacts by hand.
@@ -91,6 +102,27 @@ def nodal_problem(seed, *, n_nodes=10, n_contacts=(2, 6), stiffness=1e5, mass=(0
                                  np.column_stack([mu1, mu2]), offset)
 
 
+# --------------------------------------------------------------------------- the compliant solver's step data
+THETA = 0.5  # the nodal problems' integration theta (ModelBuilder's default)
+TAU = 0.02  # b = k tau in the stiffness sweeps [s]
+
+
+def limit_consistent_step_data(contacts, seed):
+    """Start-of-step data (a = J_c v_k, gaps) under which the compliant program's k -> inf limit is the
+    nodal problem's own hard CCP.
+
+    The nodal problems come with random offsets phi, not with gaps. The compliant bias on the normal
+    row is s = theta k g / (k dt + b) - phi_n - (1 - theta) a_n; with b = k tau it equals
+    theta g / (dt + tau) - phi_n - (1 - theta) a_n for every k, so the gap
+    g = (dt + tau) (phi_n + (1 - theta) a_n) / theta makes s = 0 exactly: then q = u_free and the
+    program differs from the CCP (36) only by the compliance C = theta / (k (dt + tau)) on the normal
+    diagonal, an O(1/k) perturbation of a strongly convex program. a is arbitrary (random here).
+    """
+    a = np.random.default_rng(100 + seed).normal(size=(contacts.count, 3))
+    gap = (DT + TAU) * (contacts.offset[:, 0] + (1.0 - THETA) * a[:, 0]) / THETA
+    return a, gap
+
+
 def make_contacts(pattern, dof_a, dof_b, frame, friction, offset):
     """A ContactSet of node contacts without virtual nodes (the solver reads dof_a/b, frame, friction, offset)."""
     m = len(dof_a)
@@ -121,7 +153,7 @@ def ccp_reference(system, contacts, regularization=0.0):
 
 
 def solve(system, contacts, **options):
-    v, force, iterations, residual = SolverCOND(**options).solve(system, contacts, DT)
+    v, force, iterations, residual = SolverCOND(MODEL, **options).solve(system, contacts, DT)
     return v, force, iterations, residual
 
 
@@ -173,10 +205,12 @@ def assert_ccp_optimality(contacts, v, force):
                                rtol=0, atol=COULOMB_TOL * scale)
 
 
-def assert_box_rests_with_its_weight(solver, steps=20):
+def assert_box_rests_with_its_weight(make_solver, steps=20):
     """The 0.5 kg cube of ``cond_ros.scenes.registry.box_on_plane`` on four corners (redundant contacts: G has
-    rank 6 of 12): every step's normal forces carry exactly its weight, and it stays at rest."""
-    sim = Simulator(scene_box_on_plane(), dt=0.01, solver=solver)
+    rank 6 of 12): every step's normal forces carry exactly its weight, and it stays at rest. ``make_solver(model)``
+    makes the solver."""
+    model = scene_box_on_plane()
+    sim = Simulator(model, dt=0.01, solver=make_solver(model))
     for _ in range(steps):
         stats = sim.step()
         normal = sim.contacts.world_forces()[:, 2].sum()
@@ -223,5 +257,5 @@ def box_on_plane(n_points, mu=0.3):
     model = builder.finalize()
     state = model.state()
     contacts = build_contact_set(model, build_pattern(model), state, DT)
-    system = SolverCOND().assemble(model, state, model.control(), contacts, DT)
+    system = SolverCOND(model).assemble(state, model.control(), contacts, DT)
     return model, state, contacts, system

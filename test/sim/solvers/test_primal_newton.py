@@ -14,6 +14,7 @@ from cond_ros.sim.solvers.primal_newton import SolverPrimalNewton, contact_colum
 from cond_ros.sim.validate import ModelError
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from solver_problems import MODEL  # noqa: E402
 from solver_problems import (  # noqa: E402
     DT,
     FORCE_TOL,
@@ -32,7 +33,7 @@ CONVERGED = dict(tolerance=1e-11, max_iterations=300)
 
 
 def converged_solve(system, contacts, **options):
-    solver = SolverPrimalNewton(**{**CONVERGED, **options})
+    solver = SolverPrimalNewton(MODEL, **{**CONVERGED, **options})
     v, force, iterations, residual = solver.solve(system, contacts, DT)
     assert iterations < solver.max_iterations and residual <= solver.tolerance
     return v, force, iterations
@@ -66,7 +67,7 @@ def test_strict_solves_the_compliant_signorini_coulomb_law_and_the_dynamics(seed
     bound = 2 * (1.0 + contacts.friction[:, :1]) * rounding.reshape(-1, 3).max(axis=1, keepdims=True)
     assert np.all(np.abs(force - strict_law(u, contacts.friction, omega)) <= bound)
     scale = force_scale(force)
-    cond_v, cond_force, _, _ = SolverCOND(tolerance=1e-12, max_iterations=200_000,
+    cond_v, cond_force, _, _ = SolverCOND(MODEL, tolerance=1e-12, max_iterations=200_000,
                                           regularization=omega).solve(system, contacts, DT)
     np.testing.assert_allclose(force, cond_force, rtol=0, atol=FORCE_TOL * scale)
     np.testing.assert_allclose(v, cond_v, rtol=0, atol=VELOCITY_TOL * max(1.0, np.abs(v).max()))
@@ -121,7 +122,7 @@ def test_hessian_pattern_and_values_match_a_dense_assembly(seed):
 
 
 def test_resting_box_carries_its_weight_on_four_redundant_corners():
-    assert_box_rests_with_its_weight(SolverPrimalNewton(tolerance=1e-12))
+    assert_box_rests_with_its_weight(lambda model: SolverPrimalNewton(model, tolerance=1e-12))
 
 
 def test_warm_start_converges_at_once():
@@ -130,9 +131,9 @@ def test_warm_start_converges_at_once():
     first solve, which updates u instead of recomputing it) over omega_n, ~1e-6 N each; a sliding contact's
     tangential force moves by mu times its normal one."""
     system, contacts = nodal_problem(7)
-    solver = SolverPrimalNewton(tolerance=1e-8, max_iterations=300)  # above the round-off floor (~1e-9 here)
+    solver = SolverPrimalNewton(MODEL, tolerance=1e-8, max_iterations=300)  # above the round-off floor (~1e-9 here)
     # sized on a fresh solver's run: the same bits as the helper's first solve, and ``solver`` stays cold
-    v, force, iterations, _ = SolverPrimalNewton(tolerance=1e-8, max_iterations=300).solve(system, contacts, DT)
+    v, force, iterations, _ = SolverPrimalNewton(MODEL, tolerance=1e-8, max_iterations=300).solve(system, contacts, DT)
     a, _, j = dense(system, contacts)
     normal = j[0::3]
     omega = solver.regularization + solver.relative_regularization * (normal ** 2 @ (1.0 / np.diag(a)))
@@ -143,13 +144,13 @@ def test_warm_start_converges_at_once():
 
 
 def test_same_input_gives_bit_identical_output():
-    assert_bit_identical_runs(lambda: SolverPrimalNewton(tolerance=1e-10), *nodal_problem(3))
+    assert_bit_identical_runs(lambda: SolverPrimalNewton(MODEL, tolerance=1e-10), *nodal_problem(3))
 
 
 def test_anisotropic_friction_is_refused_by_name():
     system, contacts = nodal_problem(1, anisotropic=True)
     with pytest.raises(ModelError, match="anisotropic"):
-        SolverPrimalNewton().solve(system, contacts, DT)
+        SolverPrimalNewton(MODEL).solve(system, contacts, DT)
 
 
 @pytest.mark.parametrize("option, value", [
@@ -159,11 +160,11 @@ def test_anisotropic_friction_is_refused_by_name():
 ])
 def test_bad_options_raise_model_error_naming_the_option(option, value):
     with pytest.raises(ModelError, match=option):
-        SolverPrimalNewton(**{option: value})
+        SolverPrimalNewton(MODEL, **{option: value})
 
 
 def test_zero_compliance_is_refused_with_the_reason():
     with pytest.raises(ModelError, match="Hessian"):
-        SolverPrimalNewton(regularization=0.0, relative_regularization=0.0)
+        SolverPrimalNewton(MODEL, regularization=0.0, relative_regularization=0.0)
     with pytest.raises(ModelError, match="Hessian"):
-        SolverPrimalNewton(regularization=0.0, relative_friction_regularization=0.0)
+        SolverPrimalNewton(MODEL, regularization=0.0, relative_friction_regularization=0.0)

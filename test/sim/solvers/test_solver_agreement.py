@@ -18,8 +18,8 @@ import pytest
 from cond_ros.sim.solvers import make_solver
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from solver_problems import DT, force_scale, nodal_problem  # noqa: E402
-from test_compliant import THETA, TAU, limit_consistent_step_data  # noqa: E402
+from solver_problems import (DT, MODEL, TAU, THETA, force_scale, limit_consistent_step_data,  # noqa: E402
+                             nodal_problem)
 
 TIGHT = dict(tolerance=1e-13, max_iterations=200_000)
 STIFF = 1e10  # compliant solver: C = theta / (k (dt + tau)) ~ 1e-9 of the hard answer
@@ -28,12 +28,12 @@ AGREE = 1e-5  # relative to max(1, |lambda|): the compliant O(1/k) gap dominates
 
 def _solve(name, system, contacts, seed, **options):
     if name == "compliant":
-        solver = make_solver("compliant", stiffness=STIFF, damping=STIFF * TAU, **TIGHT)
+        solver = make_solver("compliant", MODEL, stiffness=STIFF, damping=STIFF * TAU, **TIGHT)
         solver.set_step_data(*limit_consistent_step_data(contacts, seed), THETA)
     elif name == "primal_newton":  # omega ~ 1e-9 here: 1e-8 m/s is above its round-off floor
-        solver = make_solver(name, **{"tolerance": 1e-8, "max_iterations": 300, **options})
+        solver = make_solver(name, MODEL, **{"tolerance": 1e-8, "max_iterations": 300, **options})
     else:
-        solver = make_solver(name, **{**TIGHT, **options})
+        solver = make_solver(name, MODEL, **{**TIGHT, **options})
     v, force, _, _ = solver.solve(system, contacts, DT)
     return v[:system.dof_count], force
 

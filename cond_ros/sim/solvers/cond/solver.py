@@ -84,9 +84,10 @@ class SolverCOND(SolverBase):
 
     name = "cond"
 
-    def __init__(self, *, projection="strict", weights="frobenius", frobenius_reuse_steps=1, chebyshev=True,
+    def __init__(self, model, *, projection="strict", weights="frobenius", frobenius_reuse_steps=1, chebyshev=True,
                  chebyshev_start=5, under_relaxation=0.9, tolerance=1e-8, max_iterations=1000, regularization=0.0,
                  warm_start=True, force_warm_start=True, coarse_correction=False):
+        super().__init__(model)
         if projection not in PROJECTIONS:
             raise ModelError(f"projection: expected one of {sorted(PROJECTIONS)}, got {projection!r}")
         if weights not in WEIGHTS:
@@ -105,7 +106,7 @@ class SolverCOND(SolverBase):
         self.force_warm_start = bool(force_warm_start)
         self.coarse_correction = bool(coarse_correction)
         self._coarse_space = None
-        self._last_coarse = None  # (model, its last basis, that basis's original rows' row_pattern, A_o P's terms)
+        self._last_coarse = None  # (the last basis, its original rows' row_pattern, A_o P's terms)
         self.reset()
 
     def reset(self) -> None:
@@ -159,25 +160,24 @@ class SolverCOND(SolverBase):
                           system.vn_dof, system.vn_size, system.vn_jac, contacts.vn_group, pattern.block_slot,
                           pattern.diag_pair, contacts.dof_a, contacts.dof_b, keys, *self._previous_forces, v)
 
-    def prepare(self, model, state, contacts: ContactSet) -> None:
+    def prepare(self, state, contacts: ContactSet) -> None:
         """The step's coarse space (``coarse_correction`` only)."""
         if self.coarse_correction:
-            last = self._last_coarse
-            same_model = last is not None and last[0] is model
+            model, last = self.model, self._last_coarse
             basis = coarse_basis(model, state, contacts.pattern, contacts.vn_dof, contacts.vn_size,
-                                 contacts.vn_jac, previous=last[1] if same_model else None)
+                                 contacts.vn_jac, previous=last[0] if last is not None else None)
             n_o = model.dof_count
             # the nonzeros of the rows on the original DOFs are scanned once per model when those rows are reused,
             # and A_o P's structure is rebuilt only when their pattern changes (an FEM body's never does)
-            static = same_model and rows_are_static(model)
-            original = last[2] if static else row_pattern(basis[:n_o], 0)
-            if static or (same_model and all(np.array_equal(x, y) for x, y in zip(original, last[2]))):
-                original, product = last[2], last[3]
+            static = last is not None and rows_are_static(model)
+            original = last[1] if static else row_pattern(basis[:n_o], 0)
+            if static or (last is not None and all(np.array_equal(x, y) for x, y in zip(original, last[1]))):
+                original, product = last[1], last[2]
             else:
                 product = product_terms(contacts.pattern.indptr, contacts.pattern.indices, *original,
                                         basis.shape[1])
             self._coarse_space = (basis, extend_pattern(original, basis, n_o), product)
-            self._last_coarse = (model, basis, original, product)
+            self._last_coarse = (basis, original, product)
 
     def _coarse_arrays(self, system: LinearSystem):
         """(P, A P, P^T A P, P^T b, column ranges) of the step; empty (k = 0) without the coarse correction."""
@@ -187,7 +187,7 @@ class SolverCOND(SolverBase):
         space, self._coarse_space = self._coarse_space, None  # one step's space, never reused
         if space is None or space[0].shape[0] != system.size:
             raise ModelError("SolverCOND: coarse_correction needs the step's coarse space; call step(), or "
-                             "prepare(model, state, contacts) before solve()")
+                             "prepare(state, contacts) before solve()")
         basis, pattern, product = space
         return (basis, *coarse_operator(system, basis, pattern, product))
 

@@ -156,13 +156,13 @@ class SolverAPGD(ImpulseSolverBase):
 
     name = "apgd"
 
-    def __init__(self, *, step_decay=DEFAULT_STEP_DECAY, restart=True, tolerance=1e-8, max_iterations=1000,
+    def __init__(self, model, *, step_decay=DEFAULT_STEP_DECAY, restart=True, tolerance=1e-8, max_iterations=1000,
                  regularization=0.0, warm_start=True):
         self.step_decay = scalar("step_decay", step_decay, low=0.0, low_open=True, high=1.0)
         if not isinstance(restart, (bool, np.bool_)):
             raise ModelError(f"restart: expected True or False, got {restart!r}")
         self.restart = bool(restart)
-        super().__init__(tolerance=tolerance, max_iterations=max_iterations, regularization=regularization,
+        super().__init__(model, tolerance=tolerance, max_iterations=max_iterations, regularization=regularization,
                          warm_start=warm_start)
 
     def solve_contacts(self, problem: ContactProblem, force: np.ndarray):

@@ -331,7 +331,7 @@ class SolverBisection(ImpulseSolverBase):
 
     name = "bisection"
 
-    def __init__(self, *, friction_model="coulomb", relaxation=1.0, relaxation_decay=0.99,
+    def __init__(self, model, *, friction_model="coulomb", relaxation=1.0, relaxation_decay=0.99,
                  relaxation_min=0.7, beta1=0.05, beta2=0.5, beta3=2.0, gamma=1e-13, tolerance=1e-8,
                  max_iterations=1000, regularization=0.0, warm_start=True):
         if friction_model not in FRICTION_MODELS:
@@ -348,7 +348,7 @@ class SolverBisection(ImpulseSolverBase):
         self.gamma = positive("gamma", gamma)
         if self.gamma >= 1.0:
             raise ModelError(f"gamma: must be < 1, got {self.gamma}")
-        super().__init__(tolerance=tolerance, max_iterations=max_iterations, regularization=regularization,
+        super().__init__(model, tolerance=tolerance, max_iterations=max_iterations, regularization=regularization,
                          warm_start=warm_start)
 
     def solve_contacts(self, problem: ContactProblem, force: np.ndarray):

@@ -109,11 +109,11 @@ class SolverCompliant(ImpulseSolverBase):
 
     name = "compliant"
 
-    def __init__(self, *, stiffness=1e6, damping=2e4, tolerance=1e-8, max_iterations=10000, regularization=0.0,
+    def __init__(self, model, *, stiffness=1e6, damping=2e4, tolerance=1e-8, max_iterations=10000, regularization=0.0,
                  warm_start=True):
         self.stiffness = positive("stiffness", stiffness)
         self.damping = non_negative("damping", damping)
-        super().__init__(tolerance=tolerance, max_iterations=max_iterations, regularization=regularization,
+        super().__init__(model, tolerance=tolerance, max_iterations=max_iterations, regularization=regularization,
                          warm_start=warm_start)
 
     def reset(self) -> None:
@@ -126,8 +126,9 @@ class SolverCompliant(ImpulseSolverBase):
         self._step_data = (np.asarray(contact_velocity, float).reshape(-1, 3), np.asarray(gap, float).copy(),
                            float(theta))
 
-    def assemble(self, model, state, control, contacts, dt):
-        system = super().assemble(model, state, control, contacts, dt)
+    def assemble(self, state, control, contacts, dt):
+        model = self.model
+        system = super().assemble(state, control, contacts, dt)
         jacobian = contact_jacobian(system.dof_count, contacts)
         self.set_step_data((jacobian @ state.velocity()[:system.dof_count]).reshape(-1, 3), contacts.gap,
                            model.integration_theta)

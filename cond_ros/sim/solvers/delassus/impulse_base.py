@@ -29,7 +29,8 @@ class ImpulseSolverBase(SolverBase):
 
     name = "impulse"
 
-    def __init__(self, *, tolerance=1e-8, max_iterations=1000, regularization=0.0, warm_start=True):
+    def __init__(self, model, *, tolerance=1e-8, max_iterations=1000, regularization=0.0, warm_start=True):
+        super().__init__(model)
         self._set_iteration_options(tolerance, max_iterations, regularization, warm_start)
         self.reset()
 
@@ -37,8 +38,8 @@ class ImpulseSolverBase(SolverBase):
         self._previous = (np.zeros(0, np.int64), np.zeros((0, 3)))  # sorted contact keys, world forces
         self.delassus_ms = 0.0
 
-    def assemble(self, model, state, control, contacts, dt) -> LinearSystem:
-        return assemble(model, contacts.pattern, state, control, dt)
+    def assemble(self, state, control, contacts, dt) -> LinearSystem:
+        return assemble(self.model, contacts.pattern, state, control, dt)
 
     def initial_forces(self, contacts: ContactSet) -> np.ndarray:
         """lambda^0: the previous step's forces of the same contacts, re-expressed in today's frames."""

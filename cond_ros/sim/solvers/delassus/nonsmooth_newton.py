@@ -364,7 +364,7 @@ class SolverNewton(ImpulseSolverBase):
 
     name = "newton"
 
-    def __init__(self, *, damping=0.75, damping_patience=10, damping_min=0.1, linear_iterations=50,
+    def __init__(self, model, *, damping=0.75, damping_patience=10, damping_min=0.1, linear_iterations=50,
                  linear_tolerance=1e-6, shift=1e-6, tolerance=1e-8, max_iterations=500, regularization=0.0,
                  warm_start=True):
         self.damping = scalar("damping", damping, low=0.0, high=1.0, low_open=True)
@@ -374,7 +374,7 @@ class SolverNewton(ImpulseSolverBase):
         self.linear_tolerance = scalar("linear_tolerance", linear_tolerance, low=0.0, high=1.0)
         self.shift = non_negative("shift", shift)
         self.last_linear_iterations = 0
-        super().__init__(tolerance=tolerance, max_iterations=max_iterations, regularization=regularization,
+        super().__init__(model, tolerance=tolerance, max_iterations=max_iterations, regularization=regularization,
                          warm_start=warm_start)
 
     def solve_contacts(self, problem: ContactProblem, force: np.ndarray):

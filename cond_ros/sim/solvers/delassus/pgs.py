@@ -103,12 +103,12 @@ class SolverPGS(ImpulseSolverBase):
 
     name = "pgs"
 
-    def __init__(self, *, relaxation=1.0, tolerance=1e-8, max_iterations=1000, regularization=0.0,
+    def __init__(self, model, *, relaxation=1.0, tolerance=1e-8, max_iterations=1000, regularization=0.0,
                  warm_start=True):
         self.relaxation = scalar("relaxation", relaxation, low=0.0, low_open=True, high=2.0)
         if self.relaxation >= 2.0:
             raise ModelError(f"relaxation: must be < 2 (Gauss-Seidel diverges beyond), got {self.relaxation}")
-        super().__init__(tolerance=tolerance, max_iterations=max_iterations, regularization=regularization,
+        super().__init__(model, tolerance=tolerance, max_iterations=max_iterations, regularization=regularization,
                          warm_start=warm_start)
 
     def solve_contacts(self, problem: ContactProblem, force: np.ndarray):

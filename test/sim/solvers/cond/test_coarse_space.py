@@ -21,6 +21,7 @@ from cond_ros.sim.validate import ModelError
 from cond_ros.tools.fem_benchmarks import ball_stiffness_edit
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # solver_problems.py
+from solver_problems import MODEL  # noqa: E402
 from solver_problems import DT, assert_dynamics, assert_signorini_coulomb  # noqa: E402
 
 GRIP_STEPS = 60  # t = 0.6 s: the fingers hold the ball on the table (contacts through virtual nodes)
@@ -34,7 +35,7 @@ def grip():
     for _ in range(GRIP_STEPS):
         sim.step(scene.script.control(sim.state.time))
     contacts = build_contact_set(sim.model, sim.pattern, sim.state, sim.dt)
-    system = sim.solver.assemble(sim.model, sim.state, scene.script.control(sim.state.time), contacts, sim.dt)
+    system = sim.solver.assemble(sim.state, scene.script.control(sim.state.time), contacts, sim.dt)
     assert system.vn_count > 0 and np.any(contacts.collider >= 0)  # fingers (virtual nodes) and the table
     return sim.model, sim.state, contacts, system
 
@@ -64,7 +65,7 @@ def slip():
         if np.any(sim.contacts.source_kind == SOURCE_JOINT_LIMIT):
             at_limit.append(step)
     contacts = build_contact_set(sim.model, sim.pattern, sim.state, sim.dt)
-    system = sim.solver.assemble(sim.model, sim.state, scene.script.control(sim.state.time), contacts, sim.dt)
+    system = sim.solver.assemble(sim.state, scene.script.control(sim.state.time), contacts, sim.dt)
     return stats, at_limit, (sim.model, sim.state, contacts, system)
 
 
@@ -84,7 +85,7 @@ def cable():
     for _ in range(CABLE_STEPS):
         sim.step(scene.script.control(sim.state.time))
     contacts = build_contact_set(sim.model, sim.pattern, sim.state, sim.dt)
-    system = sim.solver.assemble(sim.model, sim.state, scene.script.control(sim.state.time), contacts, sim.dt)
+    system = sim.solver.assemble(sim.state, scene.script.control(sim.state.time), contacts, sim.dt)
     assert np.sum(contacts.dof_a < sim.model.dof_count) >= 4  # rod nodes on the post
     return sim.model, sim.state, contacts, system
 
@@ -252,17 +253,17 @@ def test_the_correction_needs_a_fixed_w(weights):
     """G's contact rows are 1 / Gamma of one W; with a Barzilai-Borwein W (new every iteration) V-FPI
     diverged or stalled on the grip, so the combination is refused, from the scene file too."""
     with pytest.raises(ModelError, match="coarse_correction: needs weights 'frobenius' or 'block'"):
-        SolverCOND(weights=weights, coarse_correction=True)
+        SolverCOND(MODEL, weights=weights, coarse_correction=True)
     with pytest.raises(ModelError, match="coarse_correction"):
         edited_scene("soft_ball", ball_stiffness_edit(None, 4, solver={"weights": weights}))
-    SolverCOND(weights=weights)
-    SolverCOND(weights="block", coarse_correction=True)
+    SolverCOND(MODEL, weights=weights)
+    SolverCOND(MODEL, weights="block", coarse_correction=True)
 
 
 def _solve(grip, tolerance, **options):
     model, state, contacts, system = grip
-    solver = SolverCOND(tolerance=tolerance, max_iterations=100_000, **options)
-    solver.prepare(model, state, contacts)
+    solver = SolverCOND(model, tolerance=tolerance, max_iterations=100_000, **options)
+    solver.prepare(state, contacts)
     return solver.solve(system, contacts, DT)
 
 
@@ -327,11 +328,11 @@ def test_the_correction_is_bit_identical_across_runs(grip):
 
 
 def test_solve_without_the_steps_coarse_space_is_a_clear_error(grip):
-    _, _, contacts, system = grip
-    solver = SolverCOND(coarse_correction=True)
+    model, state, contacts, system = grip
+    solver = SolverCOND(model, coarse_correction=True)
     with pytest.raises(ModelError, match="coarse_correction needs the step's coarse space"):
         solver.solve(system, contacts, DT)
-    solver.prepare(*grip[:3])  # prepare() then solve(): the space serves that one solve
+    solver.prepare(state, contacts)  # prepare() then solve(): the space serves that one solve
     solver.solve(system, contacts, DT)
     with pytest.raises(ModelError, match="coarse_correction"):
         solver.solve(system, contacts, DT)

@@ -23,6 +23,7 @@ from cond_ros.sim.solvers.cond.solver import SolverCOND
 from cond_ros.sim.validate import ModelError
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # solver_problems.py
+from solver_problems import MODEL  # noqa: E402
 from solver_problems import (  # noqa: E402
     AGREE_TOL,
     DT,
@@ -222,7 +223,7 @@ def test_invertible_contact_forward_and_inverse(seed):
     A_c + omega I (clarabel), and inverse_contact_forces(v) = Pi_C(-(J v + phi) / omega) recovers them
     from the velocity alone."""
     system, contacts = nodal_problem(500 + seed)
-    solver = SolverCOND(projection="proximal", regularization=OMEGA, **TIGHT)
+    solver = SolverCOND(MODEL, projection="proximal", regularization=OMEGA, **TIGHT)
     v, force, iterations, residual = solver.solve(system, contacts, DT)
     assert residual < TIGHT["tolerance"], f"not converged after {iterations} iterations"
     lam, v_ref = ccp_reference(system, contacts, regularization=OMEGA)
@@ -237,7 +238,7 @@ def test_invertible_contact_inverse_with_strict_operator(seed):
     """The inverse map also holds for the strict operator (isotropic and anisotropic): at a fixed point
     of the regularized surrogate problem lambda = Pi(-(J v + phi) / omega)."""
     system, contacts = nodal_problem(550 + seed, anisotropic=seed > 0)
-    solver = SolverCOND(projection="strict", regularization=OMEGA, **TIGHT)
+    solver = SolverCOND(MODEL, projection="strict", regularization=OMEGA, **TIGHT)
     v, force, _, residual = solver.solve(system, contacts, DT)
     assert residual < TIGHT["tolerance"]
     np.testing.assert_allclose(solver.inverse_contact_forces(v, contacts), force, rtol=0,
@@ -247,7 +248,7 @@ def test_invertible_contact_inverse_with_strict_operator(seed):
 def test_inverse_contact_forces_needs_regularization():
     """inverse_contact_forces is undefined for the hard contact model (omega = 0): ModelError."""
     system, contacts = nodal_problem(590)
-    solver = SolverCOND(projection="proximal")
+    solver = SolverCOND(MODEL, projection="proximal")
     v, *_ = solver.solve(system, contacts, DT)
     with pytest.raises(ModelError, match="regularization"):
         solver.inverse_contact_forces(v, contacts)
@@ -278,7 +279,7 @@ def test_frobenius_weights_match_dense_formula():
     for node in np.concatenate([contacts.dof_a, contacts.dof_b[contacts.dof_b >= 0]]):
         rows = slice(node, node + 3)
         want[rows] = np.trace(a[rows, rows]) / np.sum(a[rows] ** 2)
-    got, _ = SolverCOND()._weights(system, contacts)
+    got, _ = SolverCOND(MODEL)._weights(system, contacts)
     np.testing.assert_allclose(got, want, rtol=WEIGHT_TOL, atol=0)
 
 
@@ -287,7 +288,7 @@ def test_proximal_rejects_anisotropic_friction():
     """The proximal operator is isotropic only: anisotropic friction raises ModelError pointing to 'strict'."""
     system, contacts = nodal_problem(700, anisotropic=True)
     with pytest.raises(ModelError, match="strict"):
-        SolverCOND(projection="proximal").solve(system, contacts, DT)
+        SolverCOND(MODEL, projection="proximal").solve(system, contacts, DT)
 
 
 def test_strict_accepts_anisotropic_friction():
@@ -338,7 +339,8 @@ def test_rigid_body_virtual_nodes_match_ccp_and_reduced_dynamics(n_points):
     assert contacts.count == n_points and np.all(contacts.dof_a >= system.dof_count)
     lam, v_ref = ccp_reference(system, contacts)
     assert np.sum(lam[:, 0] > 0) >= 2  # a real multi-contact problem
-    solver = SolverCOND(projection="proximal", chebyshev=True, tolerance=TIGHT["tolerance"], max_iterations=50_000)
+    solver = SolverCOND(MODEL, projection="proximal", chebyshev=True, tolerance=TIGHT["tolerance"],
+                        max_iterations=50_000)
     v, force, iterations, residual = solver.solve(system, contacts, DT)
     assert residual < TIGHT["tolerance"], f"not converged after {iterations} iterations"
     scale = force_scale(lam)
@@ -385,8 +387,8 @@ def test_force_warm_start_puts_owners_on_the_reduced_dynamics_of_both_contact_si
         sim.step(scene.script.control(sim.state.time))
     model, dt = sim.model, sim.dt
     contacts = build_contact_set(model, sim.pattern, sim.state, dt)
-    solver = SolverCOND(tolerance=1e-13, max_iterations=200_000)
-    system = solver.assemble(model, sim.state, scene.script.control(sim.state.time), contacts, dt)
+    solver = SolverCOND(model, tolerance=1e-13, max_iterations=200_000)
+    system = solver.assemble(sim.state, scene.script.control(sim.state.time), contacts, dt)
     on_b = contacts.dof_b >= system.dof_count
     assert on_b.sum() >= 2 and np.all(contacts.dof_a[on_b] < system.dof_count)  # nodes press on fingers
     v_exact, force, _, residual = solver.solve(system, contacts, dt)

@@ -22,8 +22,8 @@ def rope_on_floor(segments=30):
     state = model.state()
     pattern = build_pattern(model)
     contacts = build_contact_set(model, pattern, state, 0.01)
-    solver = SolverCOND(weights="block")
-    system = solver.assemble(model, state, model.control(), contacts, 0.01)
+    solver = SolverCOND(model, weights="block")
+    system = solver.assemble(state, model.control(), contacts, 0.01)
     return solver, system, contacts
 
 

@@ -23,6 +23,7 @@ from cond_ros.sim.solvers.delassus.operator import ContactProblem, build_contact
 from cond_ros.sim.validate import ModelError
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # solver_problems.py
+from solver_problems import MODEL  # noqa: E402
 from solver_problems import (  # noqa: E402
     DT,
     FORCE_TOL,
@@ -158,7 +159,7 @@ def test_open_stick_and_frictionless_cases():
 @pytest.mark.parametrize("seed", range(10))
 def test_nodal_problems_satisfy_signorini_coulomb(seed):
     system, contacts = nodal_problem(seed)
-    v, force, iterations, residual = SolverBisection(**TIGHT).solve(system, contacts, DT)
+    v, force, iterations, residual = SolverBisection(MODEL, **TIGHT).solve(system, contacts, DT)
     assert residual <= TIGHT["tolerance"] and iterations < TIGHT["max_iterations"]
     assert_signorini_coulomb(contacts, v, force)
     assert_dynamics(system, contacts, v, force)
@@ -168,7 +169,7 @@ def test_nodal_problems_satisfy_signorini_coulomb(seed):
 def test_frictionless_nodal_problems_match_ccp(seed):
     """mu = 0: the problem is a convex QP with a unique solution, which clarabel's CCP solve also finds."""
     system, contacts = nodal_problem(seed, mu=(0.0, 0.0), n_contacts=(3, 6))
-    v, force, _, residual = SolverBisection(**TIGHT).solve(system, contacts, DT)
+    v, force, _, residual = SolverBisection(MODEL, **TIGHT).solve(system, contacts, DT)
     assert residual <= TIGHT["tolerance"]
     lam, v_ref = ccp_reference(system, contacts)
     np.testing.assert_allclose(force, lam, rtol=0, atol=FORCE_TOL * force_scale(lam))
@@ -179,7 +180,7 @@ def test_max_dissipation_model_converges_on_nodal_problems():
     """The paper's model (8) converges too, with every force in its cone and u_n >= 0, lambda_n u_n = 0."""
     for seed in range(10):
         system, contacts = nodal_problem(seed)
-        solver = SolverBisection(friction_model="max_dissipation", **TIGHT)
+        solver = SolverBisection(MODEL, friction_model="max_dissipation", **TIGHT)
         v, force, _, residual = solver.solve(system, contacts, DT)
         assert residual <= TIGHT["tolerance"]
         assert_dynamics(system, contacts, v, force)
@@ -195,8 +196,8 @@ def test_rigid_box_contacts_satisfy_signorini_coulomb(n_points, mu):
     """A sliding, spinning box through virtual-node contacts (J_c on the body, strong normal-tangential
     coupling in G_ii): the default Coulomb mode meets the conditions on u = G lambda + u_free."""
     model, state, contacts, _ = solver_problems_box(n_points, mu)
-    solver = SolverBisection(**TIGHT)
-    system = solver.assemble(model, state, model.control(), contacts, DT)
+    solver = SolverBisection(model, **TIGHT)
+    system = solver.assemble(state, model.control(), contacts, DT)
     v, force, _, residual = solver.solve(system, contacts, DT)
     assert residual <= TIGHT["tolerance"]
     problem = build_contact_problem(system, contacts)
@@ -213,8 +214,8 @@ def test_rigid_box_contacts_satisfy_signorini_coulomb(n_points, mu):
 
 
 def box_simulator(**options):
-    return Simulator(box_on_plane(), dt=0.01, solver=SolverBisection(tolerance=1e-12, max_iterations=100_000,
-                                                                      **options))
+    model = box_on_plane()
+    return Simulator(model, dt=0.01, solver=SolverBisection(model, tolerance=1e-12, max_iterations=100_000, **options))
 
 
 def test_resting_box_normal_forces_carry_its_weight():
@@ -261,7 +262,7 @@ def test_degenerate_delassus_blocks_give_finite_forces():
     problem = ContactProblem(delassus=delassus, free_velocity=free_velocity, friction=np.array([[0.5, 0.5]] * 2),
                              impulse_response=jacobian.T.copy(), free_dof_velocity=np.zeros(2),
                              jacobian=sp.csr_matrix(jacobian))
-    force, _, residual = SolverBisection(tolerance=1e-12).solve_contacts(problem, np.zeros((2, 3)))
+    force, _, residual = SolverBisection(MODEL, tolerance=1e-12).solve_contacts(problem, np.zeros((2, 3)))
     assert np.all(np.isfinite(force)) and residual <= 1e-12
     np.testing.assert_allclose(force[1], 0.0)
     u = delassus @ force.ravel() + free_velocity
@@ -275,18 +276,19 @@ def test_degenerate_delassus_blocks_give_finite_forces():
                                           ("friction_model", "anitescu"), ("tolerance", -1.0)])
 def test_bad_options_raise_model_error_naming_the_option(option, value):
     with pytest.raises(ModelError, match=option):
-        SolverBisection(**{option: value})
+        SolverBisection(MODEL, **{option: value})
 
 
 def test_anisotropic_friction_is_rejected():
     system, contacts = nodal_problem(0, anisotropic=True)
     with pytest.raises(ModelError, match="anisotropic"):
-        SolverBisection().solve(system, contacts, DT)
+        SolverBisection(MODEL).solve(system, contacts, DT)
 
 
 @pytest.mark.parametrize("friction_model", ["coulomb", "max_dissipation"])
 def test_solve_is_bit_deterministic(friction_model):
     system, contacts = nodal_problem(7, n_nodes=30, n_contacts=(10, 14))
-    runs = [SolverBisection(friction_model=friction_model, **TIGHT).solve(system, contacts, DT) for _ in range(2)]
+    runs = [SolverBisection(MODEL, friction_model=friction_model, **TIGHT).solve(system, contacts, DT)
+            for _ in range(2)]
     assert np.array_equal(runs[0][0], runs[1][0]) and np.array_equal(runs[0][1], runs[1][1])
     assert runs[0][2] == runs[1][2] and runs[0][3] == runs[1][3]

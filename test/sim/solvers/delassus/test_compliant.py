@@ -13,28 +13,11 @@ from cond_ros.sim.solvers.delassus.operator import contact_jacobian
 from cond_ros.sim.validate import ModelError
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # solver_problems.py
-from solver_problems import DT, ccp_reference, force_scale, nodal_problem  # noqa: E402
+from solver_problems import (DT, MODEL, TAU, THETA, ccp_reference, force_scale,  # noqa: E402
+                             limit_consistent_step_data, nodal_problem)
 
 GRAVITY = 9.81
-THETA = 0.5  # the nodal problems' integration theta (ModelBuilder's default)
-TAU = 0.02  # b = k tau in the stiffness sweeps [s]
 CONVERGED = dict(tolerance=1e-14, max_iterations=200_000)
-
-
-def limit_consistent_step_data(contacts, seed):
-    """Start-of-step data (a = J_c v_k, gaps) under which the compliant program's k -> inf limit is the
-    nodal problem's own hard CCP.
-
-    The nodal problems come with random offsets phi, not with gaps. The compliant bias on the normal
-    row is s = theta k g / (k dt + b) - phi_n - (1 - theta) a_n; with b = k tau it equals
-    theta g / (dt + tau) - phi_n - (1 - theta) a_n for every k, so the gap
-    g = (dt + tau) (phi_n + (1 - theta) a_n) / theta makes s = 0 exactly: then q = u_free and the
-    program differs from the CCP (36) only by the compliance C = theta / (k (dt + tau)) on the normal
-    diagonal, an O(1/k) perturbation of a strongly convex program. a is arbitrary (random here).
-    """
-    a = np.random.default_rng(100 + seed).normal(size=(contacts.count, 3))
-    gap = (DT + TAU) * (contacts.offset[:, 0] + (1.0 - THETA) * a[:, 0]) / THETA
-    return a, gap
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -46,7 +29,7 @@ def test_high_stiffness_approaches_the_hard_ccp_like_one_over_k(seed):
     a, gap = limit_consistent_step_data(contacts, seed)
     errors = []
     for k in (1e7, 1e8, 1e9):
-        solver = SolverCompliant(stiffness=k, damping=k * TAU, **CONVERGED)
+        solver = SolverCompliant(MODEL, stiffness=k, damping=k * TAU, **CONVERGED)
         solver.set_step_data(a, gap, THETA)
         _, force, _, _ = solver.solve(system, contacts, DT)
         errors.append(np.abs(force - lam_ref).max() / force_scale(lam_ref))
@@ -65,7 +48,7 @@ def test_frictionless_forces_obey_the_implicit_spring_damper_law(seed):
     a = rng.normal(size=(contacts.count, 3))
     gap = np.where(np.arange(contacts.count) % 2 == 0, -0.5, 0.5)  # deep in / far (u_free ~ 10 m/s)
     k, b = 1e5, 3e3
-    solver = SolverCompliant(stiffness=k, damping=b, **CONVERGED)
+    solver = SolverCompliant(MODEL, stiffness=k, damping=b, **CONVERGED)
     solver.set_step_data(a, gap, THETA)
     v_hat, force, _, _ = solver.solve(system, contacts, DT)
     j_v = (contact_jacobian(system.dof_count, contacts) @ v_hat).reshape(-1, 3)
@@ -83,8 +66,9 @@ def drop_particle(stiffness, damping, *, steps, height=0.0, velocity=0.0, mass=0
     builder = ModelBuilder()
     builder.add_particle((0.0, 0.0, radius + height), mass=mass, radius=radius, velocity=(0.0, 0.0, -velocity))
     builder.add_collider_plane()
-    solver = SolverCompliant(stiffness=stiffness, damping=damping, tolerance=tolerance)
-    sim = Simulator(builder.finalize(integration_theta=theta), dt=0.01, solver=solver)
+    model = builder.finalize(integration_theta=theta)
+    solver = SolverCompliant(model, stiffness=stiffness, damping=damping, tolerance=tolerance)
+    sim = Simulator(model, dt=0.01, solver=solver)
     heights = []
     for _ in range(steps):
         sim.step()
@@ -132,7 +116,7 @@ def test_default_landing_is_shallow_and_does_not_bounce():
 def test_box_on_plane_normal_forces_carry_the_weight():
     """The resting 0.5 kg cube: the four normal forces sum to m g within 1e-4 N, penetration < 0.1 mm."""
     model = box_on_plane()
-    sim = Simulator(model, dt=0.01, solver=SolverCompliant())
+    sim = Simulator(model, dt=0.01, solver=SolverCompliant(model))
     for _ in range(40):
         stats = sim.step()
     force = sim.contacts.world_forces().sum(axis=0)
@@ -147,13 +131,13 @@ def test_box_on_plane_normal_forces_carry_the_weight():
                                           ("max_iterations", 0), ("regularization", -1e-3)])
 def test_bad_options_raise_model_error_naming_the_option(option, value):
     with pytest.raises(ModelError, match=option):
-        SolverCompliant(**{option: value})
+        SolverCompliant(MODEL, **{option: value})
 
 
 def test_solve_without_start_of_step_data_raises():
     system, contacts = nodal_problem(0)
     with pytest.raises(ModelError, match="set_step_data"):
-        SolverCompliant().solve(system, contacts, DT)
+        SolverCompliant(MODEL).solve(system, contacts, DT)
 
 
 def test_same_input_gives_bit_identical_output():
@@ -161,14 +145,15 @@ def test_same_input_gives_bit_identical_output():
     a, gap = limit_consistent_step_data(contacts, 2)
     outputs = []
     for _ in range(2):
-        solver = SolverCompliant(stiffness=1e6, damping=2e4)
+        solver = SolverCompliant(MODEL, stiffness=1e6, damping=2e4)
         solver.set_step_data(a, gap, THETA)
         outputs.append(solver.solve(system, contacts, DT))
     (v1, f1, it1, r1), (v2, f2, it2, r2) = outputs
     assert np.array_equal(v1, v2) and np.array_equal(f1, f2) and it1 == it2 and r1 == r2
     states = []
     for _ in range(2):
-        sim = Simulator(box_on_plane(velocity=(0.3, 0.1, 0.0)), dt=0.01, solver=SolverCompliant())
+        model = box_on_plane(velocity=(0.3, 0.1, 0.0))
+        sim = Simulator(model, dt=0.01, solver=SolverCompliant(model))
         for _ in range(10):
             sim.step()
         states.append((sim.state.body_q.copy(), sim.state.body_qd.copy(), sim.contacts.force.copy()))

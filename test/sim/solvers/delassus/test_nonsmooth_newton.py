@@ -17,6 +17,7 @@ from cond_ros.sim.solvers.delassus.operator import build_contact_problem
 from cond_ros.sim.validate import ModelError
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # solver_problems.py
+from solver_problems import MODEL  # noqa: E402
 from solver_problems import (  # noqa: E402
     DT,
     FORCE_TOL,
@@ -36,7 +37,7 @@ CONVERGED = dict(tolerance=1e-12, max_iterations=2000, linear_iterations=200, li
 
 
 def converged_solve(system, contacts, **options):
-    solver = SolverNewton(**{**CONVERGED, **options})
+    solver = SolverNewton(MODEL, **{**CONVERGED, **options})
     v, force, iterations, residual = solver.solve(system, contacts, DT)
     assert iterations < solver.max_iterations and residual <= solver.tolerance
     return solver, v, force
@@ -198,14 +199,14 @@ def test_pcr_fixed_count_and_decoupled_rows():
 def test_resting_box_carries_its_weight(options):
     """The 0.5 kg cube on four corners (redundant contacts: G has rank 6 of 12). With the converged options and
     no shift, PCR's steps in the null space of X went unseen by the residual and the box lost its weight."""
-    assert_box_rests_with_its_weight(SolverNewton(**options))
+    assert_box_rests_with_its_weight(lambda model: SolverNewton(model, **options))
 
 
 def test_stall_guard_breaks_the_friction_cycle():
     """A 12-contact problem on which the paper's constant t = 0.75 cycles with period 2 (frozen W); halving t
     after 10 stalled iterations converges to the Signorini-Coulomb solution."""
     system, contacts = nodal_problem(16, n_nodes=30, n_contacts=(8, 20))
-    paper = SolverNewton(**{**CONVERGED, "max_iterations": 300, "damping_patience": 0})
+    paper = SolverNewton(MODEL, **{**CONVERGED, "max_iterations": 300, "damping_patience": 0})
     assert paper.solve(system, contacts, DT)[3] > 1e-3
     _, v, force = converged_solve(system, contacts)
     assert_signorini_coulomb(contacts, v, force)
@@ -213,11 +214,11 @@ def test_stall_guard_breaks_the_friction_cycle():
 
 
 def test_warm_start_converges_at_once():
-    assert_warm_start_converges_at_once(SolverNewton(**CONVERGED), *nodal_problem(7), force_tol=1e-10)
+    assert_warm_start_converges_at_once(SolverNewton(MODEL, **CONVERGED), *nodal_problem(7), force_tol=1e-10)
 
 
 def test_same_input_gives_bit_identical_output():
-    assert_bit_identical_runs(lambda: SolverNewton(tolerance=1e-10), *nodal_problem(3))
+    assert_bit_identical_runs(lambda: SolverNewton(MODEL, tolerance=1e-10), *nodal_problem(3))
 
 
 @pytest.mark.parametrize("option, value", [
@@ -228,4 +229,4 @@ def test_same_input_gives_bit_identical_output():
 ])
 def test_bad_options_raise_model_error_naming_the_option(option, value):
     with pytest.raises(ModelError, match=option):
-        SolverNewton(**{option: value})
+        SolverNewton(MODEL, **{option: value})

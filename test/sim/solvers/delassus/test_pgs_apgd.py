@@ -21,6 +21,7 @@ from cond_ros.sim.solvers.delassus.pgs import SolverPGS
 from cond_ros.sim.validate import ModelError
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # solver_problems.py
+from solver_problems import MODEL  # noqa: E402
 from solver_problems import (  # noqa: E402
     COULOMB_TOL,
     DT,
@@ -54,7 +55,7 @@ def assert_close_to_reference(v, force, lam, v_ref):
 def test_apgd_matches_ccp_reference(seed):
     system, contacts = nodal_problem(seed)
     lam, v_ref = ccp_reference(system, contacts)
-    v, force, iterations, residual = SolverAPGD(**TIGHT).solve(system, contacts, DT)
+    v, force, iterations, residual = SolverAPGD(MODEL, **TIGHT).solve(system, contacts, DT)
     assert residual < TIGHT["tolerance"], f"not converged after {iterations} iterations"
     assert_close_to_reference(v, force, lam, v_ref)
     assert_ccp_optimality(contacts, v, force)
@@ -66,7 +67,7 @@ def test_apgd_matches_regularized_ccp_reference(seed):
     """With omega I added to G, APGD solves the invertible model (37)."""
     system, contacts = nodal_problem(seed)
     lam, v_ref = ccp_reference(system, contacts, regularization=1e-3)
-    v, force, _, residual = SolverAPGD(regularization=1e-3, **TIGHT).solve(system, contacts, DT)
+    v, force, _, residual = SolverAPGD(MODEL, regularization=1e-3, **TIGHT).solve(system, contacts, DT)
     assert residual < TIGHT["tolerance"]
     assert_close_to_reference(v, force, lam, v_ref)
     assert_dynamics(system, contacts, v, force)
@@ -75,7 +76,7 @@ def test_apgd_matches_regularized_ccp_reference(seed):
 @pytest.mark.parametrize("seed", range(10))
 def test_pgs_satisfies_signorini_coulomb(seed):
     system, contacts = nodal_problem(seed)
-    v, force, iterations, residual = SolverPGS(**TIGHT).solve(system, contacts, DT)
+    v, force, iterations, residual = SolverPGS(MODEL, **TIGHT).solve(system, contacts, DT)
     assert residual < TIGHT["tolerance"], f"not converged after {iterations} iterations"
     assert_signorini_coulomb(contacts, v, force)
     assert_dynamics(system, contacts, v, force)
@@ -87,7 +88,7 @@ def test_frictionless_solution_is_unique_and_shared(solver, seed):
     """With mu = 0 the NCP and the CCP coincide (a convex QP on the nonnegative orthant)."""
     system, contacts = nodal_problem(seed, mu=(0.0, 0.0))
     lam, v_ref = ccp_reference(system, contacts)
-    v, force, _, residual = solver(**TIGHT).solve(system, contacts, DT)
+    v, force, _, residual = solver(MODEL, **TIGHT).solve(system, contacts, DT)
     assert residual < TIGHT["tolerance"]
     assert np.all(force[:, 1:] == 0.0)
     assert_close_to_reference(v, force, lam, v_ref)
@@ -114,8 +115,8 @@ def test_sliding_spinning_box_on_plane(solver):
     equals clarabel's CCP (unique in v; the 12 forces on a 6-DOF body are not), and PGS's contact
     velocities satisfy the Coulomb conditions (it slides with u_n = 0 where the CCP lifts off)."""
     model, state, contacts, _ = box_on_plane(4)
-    s = solver(**TIGHT)
-    system = s.assemble(model, state, model.control(), contacts, DT)
+    s = solver(model, **TIGHT)
+    system = s.assemble(state, model.control(), contacts, DT)
     assert system.vn_count == 0
     v, force, iterations, residual = s.solve(system, contacts, DT)
     assert residual < TIGHT["tolerance"], f"not converged after {iterations} iterations"
@@ -142,7 +143,7 @@ def test_sliding_spinning_box_on_plane(solver):
 def test_resting_box_scene_carries_its_weight(solver):
     """The 0.5 kg cube of ``scenes.box_on_plane`` rests for 20 steps: normal forces sum to m g, no sinking."""
     model = box_scene()
-    sim = Simulator(model, dt=0.01, solver=solver(tolerance=1e-10, max_iterations=10_000))
+    sim = Simulator(model, dt=0.01, solver=solver(model, tolerance=1e-10, max_iterations=10_000))
     weight = BOX_MASS * -float(model.gravity[2])
     for _ in range(20):
         stats = sim.step()
@@ -183,7 +184,7 @@ def test_iterations_grow_with_stiffness_to_mass_ratio():
         system, contacts = gripped_pair(stiffness)
         lam, _ = ccp_reference(system, contacts)
         for solver in SOLVERS:
-            v, force, iterations, residual = solver(**TIGHT).solve(system, contacts, DT)
+            v, force, iterations, residual = solver(MODEL, **TIGHT).solve(system, contacts, DT)
             assert residual < TIGHT["tolerance"]
             counts[solver.name, stiffness] = iterations
             if solver is SolverAPGD:
@@ -204,19 +205,19 @@ def test_iterations_grow_with_stiffness_to_mass_ratio():
 ])
 def test_bad_options_raise_model_error(solver, option, value):
     with pytest.raises(ModelError, match=option):
-        solver(**{option: value})
+        solver(MODEL, **{option: value})
 
 
 def test_apgd_rejects_anisotropic_friction():
     system, contacts = nodal_problem(0, anisotropic=True)
     with pytest.raises(ModelError, match="anisotropic"):
-        SolverAPGD().solve(system, contacts, DT)
+        SolverAPGD(MODEL).solve(system, contacts, DT)
 
 
 def test_pgs_handles_anisotropic_friction():
     """The disc becomes the ellipse (mu1 lambda_n, mu2 lambda_n): the NCP's sticking/sliding split still holds."""
     system, contacts = nodal_problem(1, anisotropic=True)
-    v, force, _, residual = SolverPGS(**TIGHT).solve(system, contacts, DT)
+    v, force, _, residual = SolverPGS(MODEL, **TIGHT).solve(system, contacts, DT)
     assert residual < TIGHT["tolerance"]
     t1, t2 = force[:, 1] / np.maximum(contacts.friction[:, 0], 1e-300), force[:, 2] / np.maximum(
         contacts.friction[:, 1], 1e-300)
@@ -227,8 +228,8 @@ def test_pgs_handles_anisotropic_friction():
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_same_input_gives_bit_identical_output(solver):
     system, contacts = nodal_problem(7)
-    v1, f1, i1, r1 = solver(tolerance=1e-10).solve(system, contacts, DT)
-    v2, f2, i2, r2 = solver(tolerance=1e-10).solve(system, contacts, DT)
+    v1, f1, i1, r1 = solver(MODEL, tolerance=1e-10).solve(system, contacts, DT)
+    v2, f2, i2, r2 = solver(MODEL, tolerance=1e-10).solve(system, contacts, DT)
     assert (i1, r1) == (i2, r2)
     assert np.array_equal(v1, v2) and np.array_equal(f1, f2)
 
@@ -236,7 +237,7 @@ def test_same_input_gives_bit_identical_output(solver):
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_warm_start_shortens_the_same_step(solver):
     system, contacts = nodal_problem(4)
-    s = solver(**TIGHT)
+    s = solver(MODEL, **TIGHT)
     _, f1, i1, _ = s.solve(system, contacts, DT)
     _, f2, i2, _ = s.solve(system, contacts, DT)
     assert i2 < i1
