@@ -2,8 +2,11 @@
 
 All take plain arrays. The iteration loop itself is a kernel too: a step runs
 tens of iterations, and per-iteration Python dispatch would cost more than
-the arithmetic on small scenes.
+the arithmetic on small scenes. Its inputs travel in five named groups (numba
+takes named tuples of arrays as they are).
 """
+from typing import NamedTuple
+
 import numpy as np
 from numba import prange
 
@@ -18,6 +21,67 @@ LOCAL_SWEEPS = 8  # Gauss-Seidel sweeps for a node with several contacts (a part
 # after this many iterations without a new smallest theta, following this many plain iterations.
 CHEBYSHEV_STALL_ITERATIONS = 10
 CHEBYSHEV_RESTART_DELAY = 3
+
+
+class AugmentedSystem(NamedTuple):
+    """A v = b of eq. (15): A_o in CSR (``indptr``, ``indices``, ``data``), b, and the virtual nodes' rows
+    (``linalg.augmented_matvec``)."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    b: np.ndarray
+    vn_dof: np.ndarray
+    vn_size: np.ndarray
+    vn_jac: np.ndarray
+    virtual_node_gain: np.ndarray
+
+
+class NodeContacts(NamedTuple):
+    """The step's contacts on nodes: their groups by node (``group_start``), the two nodes' first DOFs
+    (``dof_b`` -1 for an S-contact), frames (n, t1, t2), friction (mu1, mu2) and offsets phi."""
+
+    group_start: np.ndarray
+    dof_a: np.ndarray
+    dof_b: np.ndarray
+    frame: np.ndarray
+    friction: np.ndarray
+    offset: np.ndarray
+
+
+class StepWeights(NamedTuple):
+    """W of Sec. IV-C: its ``diagonal``, the dense blocks of ``weights.WEIGHTS_BLOCK`` (empty otherwise) and
+    the weight mode (``weights.WEIGHTS_*``)."""
+
+    diagonal: np.ndarray
+    block_dof: np.ndarray
+    block_size: np.ndarray
+    block_ptr: np.ndarray
+    block_data: np.ndarray
+    mode: int
+
+
+class CoarseSpace(NamedTuple):
+    """The two-level correction's P (n x k; k = 0 for none), A P, P^T A P, P^T b and the rows' nonzero column
+    ranges of P and A P (``coarse_space.coarse_operator``)."""
+
+    basis: np.ndarray
+    a_basis: np.ndarray
+    galerkin: np.ndarray
+    b: np.ndarray
+    ranges: np.ndarray
+
+
+class FixedPointOptions(NamedTuple):
+    """The settings of one V-FPI solve (``SolverCOND``'s options)."""
+
+    regularization: float
+    projection: int
+    chebyshev: bool
+    chebyshev_start: int
+    under_relaxation: float
+    tolerance: float
+    max_iterations: int
 
 
 @leaf_kernel
@@ -390,12 +454,10 @@ def coarse_correction(coarse, coarse_a, matrix, counted_weight, coarse_b, ranges
 
 
 @kernel
-def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_jac, kv, group_start, dof_a, dof_b, frame,
-                         friction,
-                         offset, regularization, projection, weights, block_dof, block_size, block_ptr, block_data,
-                         weight_mode, chebyshev, chebyshev_start, under_relaxation, tolerance, max_iterations,
-                         coarse, coarse_a, galerkin, coarse_b, coarse_ranges, v, force):
-    """COND's V-FPI (Alg. 1, with Alg. 3 when ``chebyshev``), in place on the warm-started ``v``.
+def velocity_fixed_point(system, contacts, step_weights, coarse_space, options, v, force):
+    """COND's V-FPI (Alg. 1, with Alg. 3 when ``chebyshev``), in place on the warm-started ``v`` and
+    ``force``; the inputs are an :class:`AugmentedSystem`, :class:`NodeContacts`, :class:`StepWeights`,
+    :class:`CoarseSpace` and :class:`FixedPointOptions`.
 
     W is ``weights`` on the diagonal plus the dense blocks ``block_*`` (empty unless WEIGHTS_BLOCK,
     see ``weights.py``); the diagonal is also the source of the Barzilai-Borwein start step.
@@ -410,6 +472,11 @@ def velocity_fixed_point(indptr, indices, data, b, vn_dof, vn_size, vn_jac, kv, 
     A non-finite theta (the iteration diverged) stops the loop at once and is returned as the residual.
     Returns (iterations, final residual theta).
     """
+    indptr, indices, data, b, vn_dof, vn_size, vn_jac, kv = system
+    group_start, dof_a, dof_b, frame, friction, offset = contacts
+    weights, block_dof, block_size, block_ptr, block_data, weight_mode = step_weights
+    coarse, coarse_a, galerkin, coarse_b, coarse_ranges = coarse_space
+    regularization, projection, chebyshev, chebyshev_start, under_relaxation, tolerance, max_iterations = options
     n = v.shape[0]
     w = weights.copy()
     alpha = np.inf

@@ -14,7 +14,8 @@ from ...validate import ModelError, scalar
 from ..base import SimulationError, SolverBase, require_isotropic_friction
 from ..friction_cone import PROJECTION_PROXIMAL, PROJECTION_STRICT, project_cone
 from .coarse_space import coarse_basis, coarse_operator, extend_pattern, product_terms, row_pattern, rows_are_static
-from .fixed_point import contact_velocities, velocity_fixed_point, warm_start_owners
+from .fixed_point import (AugmentedSystem, CoarseSpace, FixedPointOptions, NodeContacts, StepWeights,
+                          contact_velocities, velocity_fixed_point, warm_start_owners)
 from .weights import (
     BLOCK_LARGEST_EIGENVALUE,
     POWER_ITERATIONS,
@@ -212,12 +213,16 @@ class SolverCOND(SolverBase):
         if self.force_warm_start and system.vn_count:
             self._warm_start_owners(system, contacts, keys, v)
         iterations, residual = velocity_fixed_point(
-            system.indptr, system.indices, system.data, system.rhs(), system.vn_dof, system.vn_size, system.vn_jac,
-            system.virtual_node_gain, contacts.group_start(), contacts.dof_a, contacts.dof_b, contacts.frame,
-            contacts.friction, contacts.offset, self.regularization, PROJECTIONS[self.projection], w, *blocks,
-            WEIGHTS[self.weights],
-            self.chebyshev, self.chebyshev_start, self.under_relaxation, self.tolerance, self.max_iterations,
-            *coarse, v, force)
+            AugmentedSystem(system.indptr, system.indices, system.data, system.rhs(), system.vn_dof, system.vn_size,
+                            system.vn_jac, system.virtual_node_gain),
+            NodeContacts(contacts.group_start(), contacts.dof_a, contacts.dof_b, contacts.frame, contacts.friction,
+                         contacts.offset),
+            StepWeights(w, *blocks, WEIGHTS[self.weights]),
+            CoarseSpace(*coarse),
+            FixedPointOptions(float(self.regularization), PROJECTIONS[self.projection], bool(self.chebyshev),
+                              int(self.chebyshev_start), float(self.under_relaxation), float(self.tolerance),
+                              int(self.max_iterations)),
+            v, force)
         if not residual < np.inf:
             raise SimulationError(f"SolverCOND: V-FPI diverged (theta = {residual} at iteration {iterations}, "
                                   f"weights={self.weights!r})")
