@@ -63,17 +63,11 @@ def build_scene(config: SimConfig, *, script: bool = True) -> Scene:
 
 
 def warm_up(scene: Scene) -> None:
-    """Compile (or load the cached) kernels with the node's kind of step, then start over; nothing of it stays.
-
-    The step holds the start configuration with gravity compensation (the node's default), so the
-    kinematics of the command path compile too, not only the simulator's.
-    """
+    """:meth:`Scene.warm_up <cond_ros.scenes.scene.Scene.warm_up>` with the node's kind of step: it holds the
+    start configuration with gravity compensation (the node's default), so the kinematics of the command
+    path compile too, not only the simulator's."""
     sim = scene.simulator
-    sim.step(CommandState(sim.model).control(sim.state.time, sim.state.robot_q, gravity_compensation=True))
-    for sensor in scene.sensors:
-        sensor.update(sim.state.time, sim.previous_state, sim.state, sim.contacts, sim.dt)
-        sensor.reset()
-    sim.reset()
+    scene.warm_up(CommandState(sim.model).control(sim.state.time, sim.state.robot_q, gravity_compensation=True))
 
 
 def command_mapping(model, command_joints) -> tuple[JointNameMap, list]:

@@ -1,23 +1,15 @@
 """Scenes: what is simulated, built on the physics core (which never imports this package).
 
-``scene`` loads a scene YAML into a :class:`~cond_ros.scenes.scene.Scene` (model, simulator, sensors) with its
-scripted robot motion; ``tool_trajectory`` turns a recorded tool trajectory into joint targets by IK;
-``registry`` names the built-in scenes (the YAML files of ``config/`` and a few made in code), loads them and
-edits one for a benchmark or a test.
+``scene`` loads a scene YAML into a :class:`~cond_ros.scenes.scene.Scene` (model, simulator, sensors);
+``motion`` is the scripted robot motion behind one protocol (``control(t)``); ``tool_trajectory`` turns a
+recorded tool trajectory into joint targets by IK; ``registry`` names the built-in scenes (the YAML files of
+``config/`` and a few made in code), loads them and edits one for a benchmark or a test.
 """
-from .registry import (
-                       BOX_HALF,
-                       BOX_MASS,
-                       BUILT_IN,
-                       box_on_plane,
-                       cloth,
-                       edited_scene,
-                       load_named_scene,
-                       scene_names,
-                       with_options,
-)
+from .motion import Motion
+from .registry import (BOX_HALF, BOX_MASS, BUILT_IN, box_on_plane, cloth, edited_scene, load_named_scene, scene_names,
+                       with_options)
 from .scene import Scene
 from .tool_trajectory import ToolTrajectory
 
-__all__ = ["BOX_HALF", "BOX_MASS", "BUILT_IN", "Scene", "ToolTrajectory", "box_on_plane", "cloth", "edited_scene",
-           "load_named_scene", "scene_names", "with_options"]
+__all__ = ["BOX_HALF", "BOX_MASS", "BUILT_IN", "Motion", "Scene", "ToolTrajectory", "box_on_plane", "cloth",
+           "edited_scene", "load_named_scene", "scene_names", "with_options"]

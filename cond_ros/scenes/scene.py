@@ -1,4 +1,5 @@
-"""Scene YAML -> ModelBuilder calls, plus the scripted robot motion the scene describes.
+"""Scene YAML -> ModelBuilder calls: a loaded :class:`Scene` (model, simulator, sensors) with the scripted robot
+motion the scene describes (built here from the ``script`` section; the motions themselves are in ``motion.py``).
 
 A scene file (see ``config/panda_pick.yaml``, ``config/panda_cable.yaml``) has the sections ``dt``,
 ``duration``, ``solver``, ``contact``, ``robots``, ``bodies``, ``colliders``, ``cables``, ``soft_bodies``,
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import NamedTuple, Optional, Protocol
+from typing import NamedTuple, Optional
 
 import numpy as np
 import yaml
@@ -51,6 +52,7 @@ from ..sim import (
     sphere_mesh,
     world_point,
 )
+from .motion import Motion, ScriptedMotion, TrajectoryMotion
 from .tool_trajectory import IKTrack, ToolTrajectory, rigid_rotation, track_with_ik
 
 
@@ -106,81 +108,6 @@ def _pose(spec: _Spec) -> np.ndarray:
     return pose
 
 
-class Motion(Protocol):
-    """A scene's scripted motion: it drives robot ``robot`` by :meth:`control`, and follows the pose of that
-    robot's link ``tool_link`` (a recorded tool trajectory; None for joint-space waypoints)."""
-
-    robot: int
-    tool_link: Optional[int]
-
-    def control(self, t: float) -> Control:
-        """The drives' targets and efforts at time ``t`` [s]."""
-
-
-@dataclasses.dataclass
-class ScriptedMotion:
-    """Joint-space waypoints (from joint or Cartesian targets) and gripper commands of one robot.
-
-    ``control(t)`` interpolates the arm targets linearly in time and switches the gripper between
-    position control (open) and a constant closing effort (closed).
-    """
-
-    model: Model
-    robot: int
-    times: np.ndarray
-    q: np.ndarray  # (waypoints, robot dofs)
-    gripper_closed: np.ndarray  # bool per waypoint
-    gripper_dofs: np.ndarray
-    grip_force: float
-    tool_link: Optional[int] = None  # waypoints drive joints; no tool pose is followed
-
-    def control(self, t: float) -> Control:
-        control = self.model.control()
-        lo = self.model.robot_dof_offset[self.robot]
-        n = self.q.shape[1]
-        target = np.array([np.interp(t, self.times, self.q[:, i]) for i in range(n)])
-        control.robot_q_target[lo:lo + n] = target
-        closed = self.gripper_closed[np.searchsorted(self.times, t, side="right") - 1]
-        if closed:
-            for dof in self.gripper_dofs:
-                control.robot_drive_stiffness[lo + dof] = 0.0
-                control.robot_effort[lo + dof] = -self.grip_force
-        return control
-
-
-@dataclasses.dataclass
-class TrajectoryMotion:
-    """Joint targets that make a robot's tool follow a recorded trajectory (IK solved once at load).
-
-    With ``gravity_compensation`` the joint efforts carry g(q_target) as feed-forward, as a Panda's own
-    controller does; without it the PD drives sag by K_p^-1 g(q) (8 mm at the tool in panda_cable).
-    With ``velocity_feedforward`` the drives also get the track's joint velocities; without it they damp
-    towards rest (a joint PD to position targets, as the authors' cable-winding release drives its arm).
-    """
-
-    model: Model
-    robot: int
-    track: IKTrack
-    tool_link: int
-    gravity_compensation: bool = True
-    velocity_feedforward: bool = True
-
-    def __post_init__(self):
-        self._kinematics = ArticulationKinematics(self.model.robots[self.robot])
-
-    def control(self, t: float) -> Control:
-        control = self.model.control()
-        lo = self.model.robot_dof_offset[self.robot]
-        q, qd = self.track.targets(t)
-        control.robot_q_target[lo:lo + len(q)] = q
-        if self.velocity_feedforward:
-            control.robot_qd_target[lo:lo + len(q)] = qd
-        if self.gravity_compensation:
-            self._kinematics.update(q)
-            control.robot_effort[lo:lo + len(q)] = self._kinematics.bias_forces(np.zeros(len(q)), self.model.gravity)
-        return control
-
-
 class Scene(NamedTuple):
     """A loaded scene: the simulator, its scripted motion (or None), duration [s], F/T sensors, cables,
     FEM bodies (``fem.SoftBody``) and mounted bodies."""
@@ -202,13 +129,18 @@ class Scene(NamedTuple):
         """The scripted motion's :class:`~cond_ros.sim.model.Control` at time ``t`` [s]; None without a script."""
         return self.script.control(t) if self.script is not None else None
 
-    def warm_up(self) -> None:
-        """Compile (or load the cached) kernels with one scripted step, outside any timing, then start over:
-        the simulator and the sensors are back at the start."""
-        self.simulator.step(self.control(0.0))
-        self.simulator.reset()
+    def warm_up(self, control: Optional[Control] = None) -> None:
+        """Compile (or load the cached) kernels with one step, outside any timing, then start over: the
+        simulator and the sensors are back at the start, and nothing of the step stays.
+
+        The step runs ``control`` (default: the scripted motion's at t = 0) and updates every sensor, so that
+        the sensors' kernels compile too."""
+        sim = self.simulator
+        sim.step(control if control is not None else self.control(sim.state.time))
         for sensor in self.sensors:
+            sensor.update(sim.state.time, sim.previous_state, sim.state, sim.contacts, sim.dt)
             sensor.reset()
+        sim.reset()
 
 
 def load_scene(path: str, *, script: bool = True) -> Scene:
