@@ -13,6 +13,7 @@ divides the momentum balance by the step (M_hat = 2 M / dt; M / (theta dt) for
 from __future__ import annotations
 
 import dataclasses
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -115,6 +116,21 @@ def build_pattern(model: Model) -> SystemPattern:
     return SystemPattern(dof, size, kind, indptr, indices, block_slot, diag, pot_pairs, tet_pairs)
 
 
+class AugmentedSystem(NamedTuple):
+    """A v = b of eq. (15) as a kernel takes it (numba takes named tuples of arrays as they are): A_o in CSR,
+    the augmented b, and the virtual nodes' rows (``linalg.augmented_matvec``). Made by
+    :meth:`LinearSystem.augmented`."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    b: np.ndarray
+    vn_dof: np.ndarray
+    vn_size: np.ndarray
+    vn_jac: np.ndarray
+    virtual_node_gain: float
+
+
 @dataclasses.dataclass
 class LinearSystem:
     """One step's A, b of eq. (15), with A_o in CSR and the virtual nodes matrix-free.
@@ -155,6 +171,11 @@ class LinearSystem:
             return a_o
         jv = virtual_node_jacobian(self)
         return sp.bmat([[a_o, -kv * jv.T], [-kv * jv, kv * sp.eye(3 * self.vn_count)]], format="csr")
+
+    def augmented(self) -> AugmentedSystem:
+        """The arrays of eq. (15) for a kernel, b augmented."""
+        return AugmentedSystem(self.indptr, self.indices, self.data, self.rhs(), self.vn_dof, self.vn_size,
+                               self.vn_jac, self.virtual_node_gain)
 
     def rhs(self) -> np.ndarray:
         """The full augmented b of eq. (15)."""

@@ -23,20 +23,6 @@ CHEBYSHEV_STALL_ITERATIONS = 10
 CHEBYSHEV_RESTART_DELAY = 3
 
 
-class AugmentedSystem(NamedTuple):
-    """A v = b of eq. (15): A_o in CSR (``indptr``, ``indices``, ``data``), b, and the virtual nodes' rows
-    (``linalg.augmented_matvec``)."""
-
-    indptr: np.ndarray
-    indices: np.ndarray
-    data: np.ndarray
-    b: np.ndarray
-    vn_dof: np.ndarray
-    vn_size: np.ndarray
-    vn_jac: np.ndarray
-    virtual_node_gain: np.ndarray
-
-
 class NodeContacts(NamedTuple):
     """The step's contacts on nodes: their groups by node (``group_start``), the two nodes' first DOFs
     (``dof_b`` -1 for an S-contact), frames (n, t1, t2), friction (mu1, mu2) and offsets phi."""
@@ -456,8 +442,8 @@ def coarse_correction(coarse, coarse_a, matrix, counted_weight, coarse_b, ranges
 @kernel
 def velocity_fixed_point(system, contacts, step_weights, coarse_space, options, v, force):
     """COND's V-FPI (Alg. 1, with Alg. 3 when ``chebyshev``), in place on the warm-started ``v`` and
-    ``force``; the inputs are an :class:`AugmentedSystem`, :class:`NodeContacts`, :class:`StepWeights`,
-    :class:`CoarseSpace` and :class:`FixedPointOptions`.
+    ``force``; the inputs are an :class:`~cond_ros.sim.dynamics.assembly.AugmentedSystem` (``system``),
+    :class:`NodeContacts`, :class:`StepWeights`, :class:`CoarseSpace` and :class:`FixedPointOptions`.
 
     W is ``weights`` on the diagonal plus the dense blocks ``block_*`` (empty unless WEIGHTS_BLOCK,
     see ``weights.py``); the diagonal is also the source of the Barzilai-Borwein start step.

@@ -14,7 +14,7 @@ from ...validate import ModelError, scalar
 from ..base import SimulationError, SolverBase, require_isotropic_friction
 from ..friction_cone import PROJECTION_PROXIMAL, PROJECTION_STRICT, project_cone
 from .coarse_space import coarse_basis, coarse_operator, extend_pattern, product_terms, row_pattern, rows_are_static
-from .fixed_point import (AugmentedSystem, CoarseSpace, FixedPointOptions, NodeContacts, StepWeights,
+from .fixed_point import (CoarseSpace, FixedPointOptions, NodeContacts, StepWeights,
                           contact_velocities, velocity_fixed_point, warm_start_owners)
 from .weights import (
     BLOCK_LARGEST_EIGENVALUE,
@@ -213,8 +213,7 @@ class SolverCOND(SolverBase):
         if self.force_warm_start and system.vn_count:
             self._warm_start_owners(system, contacts, keys, v)
         iterations, residual = velocity_fixed_point(
-            AugmentedSystem(system.indptr, system.indices, system.data, system.rhs(), system.vn_dof, system.vn_size,
-                            system.vn_jac, system.virtual_node_gain),
+            system.augmented(),
             NodeContacts(contacts.group_start(), contacts.dof_a, contacts.dof_b, contacts.frame, contacts.friction,
                          contacts.offset),
             StepWeights(w, *blocks, WEIGHTS[self.weights]),
