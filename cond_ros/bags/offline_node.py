@@ -8,25 +8,9 @@ the same commands, and ``record`` and ``replay`` agree with the node and with ea
 """
 from __future__ import annotations
 
-from ..cosim import (
-    CLOCK_TOPIC,
-    FORWARD_TOPICS,
-    JOINT_COMMAND_TOPIC,
-    JOINT_STATES_TOPIC,
-    TRAJECTORY_TOPIC,
-    CommandState,
-    JointTargets,
-    SimClock,
-    SimConfig,
-    StepOutputs,
-    build_scene,
-    command_mapping,
-    forward_targets,
-    joint_state_targets,
-    joint_trajectory,
-    resolve_topic,
-    warm_up,
-)
+from ..cosim import (CLOCK_TOPIC, FORWARD_TOPICS, JOINT_COMMAND_TOPIC, JOINT_STATES_TOPIC, TRAJECTORY_TOPIC,
+                     CommandState, JointTargets, SimClock, SimConfig, StepOutputs, build_scene, command_mapping,
+                     forward_targets, joint_state_targets, joint_trajectory, resolve_topic, warm_up)
 from . import messages
 
 NS_PER_S = messages.NS_PER_S

@@ -7,20 +7,9 @@ describe), ``commands`` (validation and the held command), ``joint_names`` (pand
 (the values published), ``publication`` (which value goes on which topic), ``throttle`` (warnings).
 Nothing here imports :mod:`cond_ros.ros`.
 """
-from .commands import (
-                       FORWARD_TOPICS,
-                       JOINT_COMMAND_TOPIC,
-                       LIMIT_TOLERANCE,
-                       TRAJECTORY_TOPIC,
-                       CommandError,
-                       CommandState,
-                       DriveMode,
-                       JointTargets,
-                       forward_targets,
-                       joint_state_targets,
-                       joint_trajectory,
-                       script_commands,
-)
+from .commands import (FORWARD_TOPICS, JOINT_COMMAND_TOPIC, LIMIT_TOLERANCE, TRAJECTORY_TOPIC, CommandError,
+                       CommandState, DriveMode, JointTargets, forward_targets, joint_state_targets, joint_trajectory,
+                       script_commands)
 from .config import NS_PER_S, PARAMETERS, SPECS, ConfigError, SimConfig, check_parameter, validate_config
 from .joint_names import JointNameMap, UnknownJointError
 from .outputs import WORLD_FRAME, cable_polyline, collider_shapes, link_frames, robot_kinematics

@@ -17,41 +17,11 @@ import yaml
 from scipy.spatial.transform import Rotation
 
 from ..resources import packaged_file
-from ..sim import (
-    DEFAULT_DT,
-    DEFAULT_SOLVER,
-    ArticulationKinematics,
-    BodyMount,
-    Control,
-    DampingPolicy,
-    FemMaterial,
-    Model,
-    ModelBuilder,
-    ModelError,
-    Rod,
-    RodMaterial,
-    SimOptions,
-    SimulatedFTSensor,
-    Simulator,
-    SoftBody,
-    TetMesh,
-    add_rod,
-    add_soft_body,
-    box_inertia,
-    box_mesh,
-    clamp_rod_end,
-    cylinder_mesh,
-    load_urdf,
-    mount_body,
-    particle,
-    read_mesh,
-    robot_link_point,
-    solve_ik,
-    spec_from_dict,
-    sphere_inertia,
-    sphere_mesh,
-    world_point,
-)
+from ..sim import (DEFAULT_DT, DEFAULT_SOLVER, ArticulationKinematics, BodyMount, Control, DampingPolicy, FemMaterial,
+                   Model, ModelBuilder, ModelError, Rod, RodMaterial, SimOptions, SimulatedFTSensor, Simulator,
+                   SoftBody, TetMesh, add_rod, add_soft_body, box_inertia, box_mesh, clamp_rod_end, cylinder_mesh,
+                   load_urdf, mount_body, particle, read_mesh, robot_link_point, solve_ik, spec_from_dict,
+                   sphere_inertia, sphere_mesh, world_point)
 from .motion import Motion, ScriptedMotion, TrajectoryMotion
 from .tool_trajectory import IKTrack, ToolTrajectory, rigid_rotation, track_with_ik
 

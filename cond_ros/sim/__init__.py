@@ -17,18 +17,8 @@ names listed in ``__all__`` here (``test/test_code_layout.py`` checks it).
 from . import jit
 from .builder import ModelBuilder, body_point, box_inertia, particle, robot_link_point, sphere_inertia, world_point
 from .collision.nodalization import ContactSet
-from .dynamics.fem import (
-                      MESH_FORMATS,
-                      FemMaterial,
-                      SoftBody,
-                      TetMesh,
-                      add_soft_body,
-                      box_mesh,
-                      cylinder_mesh,
-                      read_mesh,
-                      sphere_mesh,
-                      write_mesh,
-)
+from .dynamics.fem import (MESH_FORMATS, FemMaterial, SoftBody, TetMesh, add_soft_body, box_mesh, cylinder_mesh,
+                           read_mesh, sphere_mesh, write_mesh)
 from .dynamics.fem.elements import elastic_forces
 from .dynamics.rod import Rod, RodMaterial, add_rod, add_rod_polyline, clamp_rod_end
 from .kinematics.articulation import Articulation, ArticulationKinematics
@@ -37,17 +27,8 @@ from .kinematics.rigid import quat_to_matrix
 from .kinematics.urdf import load_urdf
 from .model import ColliderType, Control, DampingPolicy, GeometryType, JointType, Model, PointKind, PotentialType, State
 from .options import DEFAULT_DT, DEFAULT_SOLVER, SimOptions, override_options
-from .sensors import (
-                      BodyMount,
-                      FTReading,
-                      FTSensor,
-                      FTSensorSpec,
-                      JointWrench,
-                      JointWrenchProbe,
-                      SimulatedFTSensor,
-                      mount_body,
-                      spec_from_dict,
-)
+from .sensors import (BodyMount, FTReading, FTSensor, FTSensorSpec, JointWrench, JointWrenchProbe, SimulatedFTSensor,
+                      mount_body, spec_from_dict)
 from .simulator import Simulator
 from .solvers import SOLVERS, SimulationError, SolverBase, SolverCOND, SolverPenalty, StepStats, make_solver
 from .validate import ModelError, finite_array

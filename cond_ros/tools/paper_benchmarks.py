@@ -12,15 +12,8 @@ import time
 
 from ..scenes import box_on_plane, edited_scene
 from ..sim import Simulator
-from .benchmarks import (
-    PANDA_CABLE_SOLVERS,
-    bench_box_sliding,
-    bench_chebyshev,
-    bench_scaling,
-    box_sliding_errors,
-    linear_fit,
-    sliding_cloth_timings,
-)
+from .benchmarks import (PANDA_CABLE_SOLVERS, bench_box_sliding, bench_chebyshev, bench_scaling, box_sliding_errors,
+                         linear_fit, sliding_cloth_timings)
 from .fem_benchmarks import ball_stiffness_edit
 from .paper_tables import PAPER, PAPER_TABLE_IV
 from .solver_comparison import compare_solvers

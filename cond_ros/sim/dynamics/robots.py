@@ -18,12 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..jit import kernel
-from ..kinematics.articulation import (
-    ArticulationKinematics,
-    bias_forces,
-    forward_kinematics,
-    point_jacobian_articulated,
-)
+from ..kinematics.articulation import (ArticulationKinematics, bias_forces, forward_kinematics,
+                                       point_jacobian_articulated)
 from ..model import Control, Model, State
 
 

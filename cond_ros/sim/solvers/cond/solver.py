@@ -16,20 +16,9 @@ from ..friction_cone import PROJECTION_PROXIMAL, PROJECTION_STRICT, project_cone
 from .coarse_space import coarse_basis, coarse_operator, extend_pattern, product_terms, row_pattern, rows_are_static
 from .fixed_point import (CoarseSpace, FixedPointOptions, NodeContacts, StepWeights,
                           contact_velocities, velocity_fixed_point, warm_start_owners)
-from .weights import (
-    BLOCK_LARGEST_EIGENVALUE,
-    POWER_ITERATIONS,
-    WEIGHTS_BB1,
-    WEIGHTS_BB2,
-    WEIGHTS_BB_ALTERNATING,
-    WEIGHTS_BLOCK,
-    WEIGHTS_FROBENIUS,
-    block_layout,
-    block_weights,
-    frobenius_terms,
-    frobenius_weights,
-    largest_eigenvalue,
-)
+from .weights import (BLOCK_LARGEST_EIGENVALUE, POWER_ITERATIONS, WEIGHTS_BB1, WEIGHTS_BB2, WEIGHTS_BB_ALTERNATING,
+                      WEIGHTS_BLOCK, WEIGHTS_FROBENIUS, block_layout, block_weights, frobenius_terms, frobenius_weights,
+                      largest_eigenvalue)
 
 PROJECTIONS = {"strict": PROJECTION_STRICT, "proximal": PROJECTION_PROXIMAL}
 WEIGHTS = {"frobenius": WEIGHTS_FROBENIUS, "bb1": WEIGHTS_BB1, "bb2": WEIGHTS_BB2,

@@ -10,15 +10,8 @@ from scipy.optimize import brentq
 from cond_ros.scenes.registry import BOX_MASS, box_on_plane
 from cond_ros.sim import Simulator
 from cond_ros.sim.solvers.cond.fixed_point import contact_velocities
-from cond_ros.sim.solvers.delassus.bisection import (
-    COULOMB,
-    MAX_DISSIPATION,
-    MODE_SLIP,
-    SolverBisection,
-    _slip_point,
-    _visible,
-    solve_contact,
-)
+from cond_ros.sim.solvers.delassus.bisection import (COULOMB, MAX_DISSIPATION, MODE_SLIP, SolverBisection, _slip_point,
+                                                     _visible, solve_contact)
 from cond_ros.sim.solvers.delassus.operator import ContactProblem, build_contact_problem
 from cond_ros.sim.validate import ModelError
 

@@ -5,14 +5,9 @@ import sys
 import numpy as np
 import pytest
 
-from cond_ros.sim.solvers.delassus.nonsmooth_newton import (
-    SolverNewton,
-    fischer_burmeister,
-    friction_compliance,
-    newton_terms,
-    preconditioned_conjugate_residual,
-    preconditioner_scales,
-)
+from cond_ros.sim.solvers.delassus.nonsmooth_newton import (SolverNewton, fischer_burmeister, friction_compliance,
+                                                            newton_terms, preconditioned_conjugate_residual,
+                                                            preconditioner_scales)
 from cond_ros.sim.solvers.delassus.operator import build_contact_problem
 from cond_ros.sim.validate import ModelError
 
