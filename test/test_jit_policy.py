@@ -368,3 +368,30 @@ def test_cache_dir_policy(tmp_path, monkeypatch):
     assert jit.cache_dir_for(str(tmp_path)) == jit.user_cache_dir()
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "mine"))
     assert jit.cache_dir_for(str(tmp_path)) is None  # not writable, but the user chose
+
+
+def test_no_two_kernels_share_a_cache_index():
+    """numba keys its on-disk cache by module, qualified name and signature, not by flags: two dispatchers of
+    one function with different flags (a serial and a parallel twin) would load each other's machine code."""
+    index_files = {}
+    for name, dispatcher in DISPATCHERS.items():
+        index = dispatcher._cache._cache_file._index_name
+        index_files.setdefault(index, []).append(name)
+    shared = {index: names for index, names in index_files.items() if len(names) > 1}
+    assert len(index_files) >= 20, "the check must see the kernels"
+    assert not shared, f"kernels sharing a numba cache index: {shared}"
+
+
+def test_parallel_twin_is_cached_apart_and_computes_the_same():
+    def scaled(x, out):
+        for i in numba.prange(x.shape[0]):
+            out[i] = 2.0 * x[i]
+
+    serial, parallel = jit.kernel(scaled), jit.parallel_kernel(scaled)
+    assert serial._cache._cache_file._index_name != parallel._cache._cache_file._index_name
+    assert parallel.py_func.__name__ == "scaled_parallel" and parallel.targetoptions.get("parallel")
+    x = np.arange(5.0)
+    a, b = np.empty(5), np.empty(5)
+    serial.py_func(x, a)
+    parallel.py_func(x, b)
+    assert np.array_equal(a, b) and np.array_equal(a, 2.0 * x)
