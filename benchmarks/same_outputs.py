@@ -1,0 +1,127 @@
+"""Do two commits simulate the same? The check behind "no behaviour change" (issue 28) and "accuracy does not
+move" (issue 29).
+
+    python benchmarks/same_outputs.py BEFORE AFTER [--steps 1000] [--scenes panda_cable panda_pick] [--no-paper]
+
+BEFORE and AFTER are commits of this repository, each checked out into a temporary worktree and run in its own
+processes with that checkout first on ``PYTHONPATH``. For every scene, ``cond-ros run SCENE --headless --steps
+N --out`` writes its per-step CSV at both commits, and every column but the timing ones (``*_ms``) is compared
+row by row: the result is the number of columns that are bit-identical and, for those that are not, the
+largest absolute difference. ``cond-ros bench paper --quick --json`` is compared the same way, value by
+value (timings aside). Writes ``results/same_outputs.json``, prints a table, and exits 1 if anything
+differs or a run failed.
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import pathlib
+import sys
+import tempfile
+
+from ab_commits import RESULTS, ROOT, _checkout, _run  # noqa: E402 (a sibling script)
+
+# timings, and what is computed from them (a fit of ms against DOF, a ratio of solver times)
+TIMING_KEYS = ("_ms", "realtime", "wall", "csv", "seconds", "r2_linear", "slope_us", "time_ratio")
+
+
+def _cli(tree: pathlib.Path, *args: str) -> str:
+    return _run([sys.executable, "-m", "cond_ros.cli", *args], cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)})
+
+
+def _read_csv(path: pathlib.Path) -> dict:
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    return {key: [row[key] for row in rows] for key in rows[0]} if rows else {}
+
+
+def _compare_columns(before: dict, after: dict) -> dict:
+    """Per non-timing column: identical (as text, i.e. bit for bit as written) or the largest difference."""
+    out = {"columns": 0, "identical": 0, "rows": len(next(iter(before.values()), [])), "differ": {},
+           "only_before": sorted(set(before) - set(after)), "only_after": sorted(set(after) - set(before))}
+    for key in sorted(set(before) & set(after)):
+        if key.endswith("_ms"):
+            continue
+        out["columns"] += 1
+        a, b = before[key], after[key]
+        if a == b:
+            out["identical"] += 1
+            continue
+        if len(a) != len(b):
+            out["differ"][key] = f"{len(a)} rows against {len(b)}"
+            continue
+        out["differ"][key] = max(abs(float(x) - float(y)) for x, y in zip(a, b))
+    return out
+
+
+def _flatten(value, prefix=""):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _flatten(v, f"{prefix}.{k}" if prefix else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _flatten(v, f"{prefix}[{i}]")
+    else:
+        yield prefix, value
+
+
+def _compare_values(before: dict, after: dict) -> dict:
+    a = {k: v for k, v in _flatten(before) if not any(w in k for w in TIMING_KEYS)}
+    b = {k: v for k, v in _flatten(after) if not any(w in k for w in TIMING_KEYS)}
+    differ = {}
+    for key in sorted(set(a) | set(b)):
+        x, y = a.get(key, "<missing>"), b.get(key, "<missing>")
+        same = x == y or (isinstance(x, float) and isinstance(y, float) and math.isnan(x) and math.isnan(y))
+        if not same:
+            differ[key] = [x, y]
+    return {"values": len(set(a) | set(b)), "identical": len(set(a) | set(b)) - len(differ), "differ": differ}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("before")
+    parser.add_argument("after")
+    parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--scenes", nargs="+", default=["panda_cable", "panda_pick"])
+    parser.add_argument("--no-paper", action="store_true", help="skip `cond-ros bench paper --quick`")
+    args = parser.parse_args()
+    if args.steps < 1:
+        sys.exit("same_outputs: --steps must be >= 1")
+    RESULTS.mkdir(exist_ok=True)
+    summary = {"before": args.before, "after": args.after, "steps": args.steps, "scenes": {}}
+    with tempfile.TemporaryDirectory(prefix="cond_ros_same_") as tmp:
+        tmp = pathlib.Path(tmp)
+        trees = {side: _checkout(commit, tmp / side) for side, commit in (("before", args.before),
+                                                                          ("after", args.after))}
+        try:
+            for scene in args.scenes:
+                tables = {}
+                for side, tree in trees.items():
+                    out = tmp / f"{scene}_{side}.csv"
+                    _cli(tree, "run", scene, "--headless", "--quiet", "--steps", str(args.steps), "--out", str(out))
+                    tables[side] = _read_csv(out)
+                summary["scenes"][scene] = _compare_columns(tables["before"], tables["after"])
+                s = summary["scenes"][scene]
+                print(f"{scene}: {s['identical']}/{s['columns']} non-timing columns identical over {s['rows']} rows"
+                      + (f"; differ: {s['differ']}" if s["differ"] else ""))
+            if not args.no_paper:
+                papers = {side: json.loads(_cli(tree, "bench", "paper", "--quick", "--json"))
+                          for side, tree in trees.items()}
+                summary["paper_quick"] = _compare_values(papers["before"], papers["after"])
+                p = summary["paper_quick"]
+                print(f"bench paper --quick: {p['identical']}/{p['values']} non-timing values identical"
+                      + (f"; differ: {p['differ']}" if p["differ"] else ""))
+        finally:
+            for tree in trees.values():
+                _run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)])
+    out = RESULTS / "same_outputs.json"
+    out.write_text(json.dumps(summary, indent=1) + "\n")
+    print(f"wrote {out}")
+    differs = any(s["differ"] or s["only_before"] or s["only_after"] for s in summary["scenes"].values())
+    differs = differs or bool(summary.get("paper_quick", {}).get("differ"))
+    sys.exit(1 if differs else 0)
+
+
+if __name__ == "__main__":
+    main()
