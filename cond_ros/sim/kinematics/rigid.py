@@ -5,14 +5,20 @@ Jacobian of a point at world offset r from the COM is [I, -[r]x].
 """
 import numpy as np
 
-from ..jit import kernel
+from ..jit import kernel, leaf_kernel
 
 
 @kernel
 def quat_to_matrix(q):
     """Rotation matrix of the unit quaternion q = (w, x, y, z)."""
-    w, x, y, z = q[0], q[1], q[2], q[3]
     out = np.empty((3, 3))
+    quat_to_matrix_into(q[0], q[1], q[2], q[3], out)
+    return out
+
+
+@leaf_kernel
+def quat_to_matrix_into(w, x, y, z, out):
+    """:func:`quat_to_matrix` of (w, x, y, z) into ``out`` (3, 3), for kernels that call it per element."""
     out[0, 0] = 1 - 2 * (y * y + z * z)
     out[0, 1] = 2 * (x * y - w * z)
     out[0, 2] = 2 * (x * z + w * y)
@@ -22,7 +28,6 @@ def quat_to_matrix(q):
     out[2, 0] = 2 * (x * z - w * y)
     out[2, 1] = 2 * (y * z + w * x)
     out[2, 2] = 1 - 2 * (x * x + y * y)
-    return out
 
 
 @kernel
@@ -74,22 +79,34 @@ def point_jacobian(size, arm):
 @kernel
 def rotation_log(rot):
     """The rotation vector (axis * angle) of a rotation matrix, robust near 0 and pi."""
+    out = np.empty(3)
+    rotation_log_into(rot, out)
+    return out
+
+
+@leaf_kernel
+def rotation_log_into(rot, out):
+    """:func:`rotation_log` of ``rot`` into ``out`` (3,), for kernels that call it per element (no array made)."""
     cos_angle = min(1.0, max(-1.0, 0.5 * (rot[0, 0] + rot[1, 1] + rot[2, 2] - 1.0)))
     angle = np.arccos(cos_angle)
-    vee = np.array([rot[2, 1] - rot[1, 2], rot[0, 2] - rot[2, 0], rot[1, 0] - rot[0, 1]])
+    vee0, vee1, vee2 = rot[2, 1] - rot[1, 2], rot[0, 2] - rot[2, 0], rot[1, 0] - rot[0, 1]
     if angle < 1e-6:
-        return 0.5 * vee  # sin(angle) ~ angle
+        out[0], out[1], out[2] = 0.5 * vee0, 0.5 * vee1, 0.5 * vee2  # sin(angle) ~ angle
+        return
     if angle < np.pi - 1e-6:
-        return angle / (2.0 * np.sin(angle)) * vee
+        scale = angle / (2.0 * np.sin(angle))
+        out[0], out[1], out[2] = scale * vee0, scale * vee1, scale * vee2
+        return
     # Near pi: the axis from the diagonal of (R + I) / 2 = a a^T.
-    diag = np.array([rot[0, 0], rot[1, 1], rot[2, 2]])
-    k = int(np.argmax(diag))
-    axis = np.empty(3)
-    axis[k] = np.sqrt(max(0.0, 0.5 * (diag[k] + 1.0)))
+    k = 0
+    for j in range(1, 3):
+        if rot[j, j] > rot[k, k]:
+            k = j
+    out[k] = np.sqrt(max(0.0, 0.5 * (rot[k, k] + 1.0)))
     for j in range(3):
         if j != k:
-            axis[j] = 0.5 * (rot[j, k] + rot[k, j]) / (2.0 * axis[k])
-    axis /= np.sqrt(axis[0] ** 2 + axis[1] ** 2 + axis[2] ** 2)
-    if axis[0] * vee[0] + axis[1] * vee[1] + axis[2] * vee[2] < 0.0:
-        axis = -axis
-    return angle * axis
+            out[j] = 0.5 * (rot[j, k] + rot[k, j]) / (2.0 * out[k])
+    norm = np.sqrt(out[0] ** 2 + out[1] ** 2 + out[2] ** 2)
+    sign = -1.0 if out[0] * vee0 + out[1] * vee1 + out[2] * vee2 < 0.0 else 1.0
+    for j in range(3):
+        out[j] = angle * (sign * (out[j] / norm))
