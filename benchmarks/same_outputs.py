@@ -2,14 +2,18 @@
 move" (issue 29).
 
     python benchmarks/same_outputs.py BEFORE AFTER [--steps 1000] [--scenes panda_cable panda_pick] [--no-paper]
+                                      [--cable 160 320 [--cable-steps 5500]]
 
 BEFORE and AFTER are commits of this repository, each checked out into a temporary worktree and run in its own
 processes with that checkout first on ``PYTHONPATH``. For every scene, ``cond-ros run SCENE --headless --steps
 N --out`` writes its per-step CSV at both commits, and every column but the timing ones (``*_ms``) is compared
 row by row: the result is the number of columns that are bit-identical and, for those that are not, the
 largest absolute difference. ``cond-ros bench paper --quick --json`` is compared the same way, value by
-value (timings aside). Writes ``results/same_outputs.json``, prints a table, and exits 1 if anything
-differs or a run failed.
+value (timings aside). ``--cable N ...`` also runs the whole cable scene (``cond-ros bench panda_cable
+--segments N``, 55 s) at both commits and reports what issue 29 bounds where arithmetic was reordered: the
+RMS and largest difference per axis of the tool force and the F/T wrench (base frame), and the max
+penetration of each. Writes ``results/same_outputs.json``, prints a table, and exits 1 if anything
+differs (for ``--cable``: a tool-force RMS over 1e-4 N, or max penetrations more than 1e-9 m apart) or a run failed.
 """
 import argparse
 import csv
@@ -78,6 +82,31 @@ def _compare_values(before: dict, after: dict) -> dict:
     return {"values": len(set(a) | set(b)), "identical": len(set(a) | set(b)) - len(differ), "differ": differ}
 
 
+CABLE_AXES = ([f"wrist_ft_tool_force_base_f{a}" for a in "xyz"]
+              + [f"wrist_ft_base_{a}" for a in ("fx", "fy", "fz", "tx", "ty", "tz")])
+
+
+def _compare_cable(trees: dict, tmp: pathlib.Path, segments: int, steps) -> dict:
+    """Issue 29's bounds on the whole cable run: tool force within 1e-4 N RMS, max penetration unchanged (to
+    1e-9 m, i.e. reordered rounding)."""
+    columns = {}
+    for side, tree in trees.items():
+        out = tmp / f"cable_{segments}_{side}.csv"
+        _cli(tree, "bench", "panda_cable", "--segments", str(segments), "--json", "--csv", str(out),
+             *(["--steps", str(steps)] if steps else []))
+        columns[side] = _read_csv(out)
+    diff = {k: [float(x) - float(y) for x, y in zip(columns["before"][k], columns["after"][k])] for k in CABLE_AXES}
+    out = {"rms": {k: math.sqrt(sum(d * d for d in v) / len(v)) for k, v in diff.items()},
+           "max_abs": {k: max(abs(d) for d in v) for k, v in diff.items()},
+           "max_penetration_m": {side: max(float(x) for x in c["max_penetration_m"]) for side, c in columns.items()}}
+    out["within_bounds"] = (max(out["rms"][k] for k in CABLE_AXES[:3]) <= 1e-4
+                            and abs(out["max_penetration_m"]["before"] - out["max_penetration_m"]["after"]) <= 1e-9)
+    print(f"cable {segments} segments: tool force RMS difference "
+          + ", ".join(f"{out['rms'][k]:.2e}" for k in CABLE_AXES[:3]) + " N; max penetration "
+          + f"{out['max_penetration_m']['before']:.3e} / {out['max_penetration_m']['after']:.3e} m")
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("before")
@@ -85,6 +114,8 @@ def main():
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--scenes", nargs="+", default=["panda_cable", "panda_pick"])
     parser.add_argument("--no-paper", action="store_true", help="skip `cond-ros bench paper --quick`")
+    parser.add_argument("--cable", type=int, nargs="*", default=[], help="segment counts of the whole cable run")
+    parser.add_argument("--cable-steps", type=int, default=None, help="steps of the cable run (default: all)")
     args = parser.parse_args()
     if args.steps < 1:
         sys.exit("same_outputs: --steps must be >= 1")
@@ -112,6 +143,8 @@ def main():
                 p = summary["paper_quick"]
                 print(f"bench paper --quick: {p['identical']}/{p['values']} non-timing values identical"
                       + (f"; differ: {p['differ']}" if p["differ"] else ""))
+            for segments in args.cable:
+                summary.setdefault("cable", {})[str(segments)] = _compare_cable(trees, tmp, segments, args.cable_steps)
         finally:
             for tree in trees.values():
                 _run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)])
@@ -120,6 +153,7 @@ def main():
     print(f"wrote {out}")
     differs = any(s["differ"] or s["only_before"] or s["only_after"] for s in summary["scenes"].values())
     differs = differs or bool(summary.get("paper_quick", {}).get("differ"))
+    differs = differs or any(not c["within_bounds"] for c in summary.get("cable", {}).values())
     sys.exit(1 if differs else 0)
 
 
