@@ -116,7 +116,7 @@ class Articulation:
 # ----------------------------------------------------------------------------
 # Kernels. Arrays in world coordinates unless named otherwise.
 # ----------------------------------------------------------------------------
-from ..jit import kernel  # noqa: E402
+from ..jit import kernel, leaf_kernel  # noqa: E402
 
 
 @kernel
@@ -140,19 +140,22 @@ def _axis_rotation(axis, angle):
 
 @kernel
 def forward_kinematics(link_parent, joint_type, joint_origin, joint_axis, joint_dof, joint_multiplier, joint_offset,
-                       base_transform, q, link_pose, joint_axis_world):
+                       base_transform, q, link_pose, joint_axis_world, first=0):
     """World pose of every link (4x4) and world axis of every joint, for joint positions ``q``.
 
     A URDF child link's frame is its joint's frame after the joint motion, so the joint sits at the
-    link frame's origin.
+    link frame's origin. ``first`` > 0 recomputes only the links from ``first`` on and reads the others
+    from ``link_pose``: parents precede children, so a change of q that moves no link before ``first``
+    gives the same poses as a full pass (finite differences over one DOF, :func:`gravity_jacobian`).
     """
-    for link in range(link_parent.shape[0]):
+    for link in range(first, link_parent.shape[0]):
         parent = link_parent[link]
         if parent < 0:
             pose = base_transform @ joint_origin[link]
         else:
             pose = link_pose[parent] @ joint_origin[link]
-        axis = np.ascontiguousarray(pose[:3, :3]) @ joint_axis[link]
+        rot = np.ascontiguousarray(pose[:3, :3])
+        axis = rot @ joint_axis[link]
         joint_axis_world[link] = axis
         dof = joint_dof[link]
         if dof >= 0:
@@ -160,7 +163,7 @@ def forward_kinematics(link_parent, joint_type, joint_origin, joint_axis, joint_
             if joint_type[link] == 3:  # PRISMATIC
                 pose[:3, 3] += axis * value
             elif joint_type[link] == 1 or joint_type[link] == 2:  # REVOLUTE, CONTINUOUS
-                pose[:3, :3] = _axis_rotation(axis, value) @ np.ascontiguousarray(pose[:3, :3])
+                pose[:3, :3] = _axis_rotation(axis, value) @ rot
         link_pose[link] = pose
 
 
@@ -209,54 +212,105 @@ def mass_matrix(link_parent, joint_type, joint_dof, joint_multiplier, link_mass,
         out += link_mass[link] * (lin.T @ lin) + ang.T @ (inertia @ ang)
 
 
+@leaf_kernel
+def _cross(a, b):
+    """a x b of 3-tuples, with np.cross's operations in its order: the same bits, and no array per call
+    (the allocations of np.cross and np.zeros were most of the 30 us of a Panda's bias forces)."""
+    return a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]
+
+
+@kernel
+def _add_link_wrench(link, force, torque, link_parent, joint_type, joint_dof, joint_multiplier, link_pose,
+                     joint_axis_world, arm, jac, out):
+    """out += J^T (force at the link's COM, world ``arm`` from the link origin; torque): ``torque`` None
+    leaves out the angular rows, which adds exact zeros when the robot does not move."""
+    point_jacobian_articulated(link, link_pose[link, :3, 3] + arm, link_parent, joint_type, joint_dof,
+                               joint_multiplier, link_pose, joint_axis_world, jac)
+    if torque is None:
+        out += np.ascontiguousarray(jac[:3]).T @ force
+    else:
+        out += np.ascontiguousarray(jac[:3]).T @ force + np.ascontiguousarray(jac[3:]).T @ torque
+
+
+@kernel
+def gravity_forces(first, stop, link_parent, joint_type, joint_dof, joint_multiplier, link_mass, link_com,
+                   link_pose, joint_axis_world, gravity, jac, out):
+    """out += g(q) terms of links first..stop-1: :func:`bias_forces` at qd = 0, where omega, its rate and
+    the velocity-product accelerations are exact zeros, so every link's force is m (0 - gravity) and its
+    torque zero, and the non-zero sums are bit for bit those of the full recursion. ``jac``: (6, n) scratch."""
+    force = np.empty(3)
+    for link in range(first, stop):
+        if link_mass[link] <= 0.0:
+            continue
+        arm = np.ascontiguousarray(link_pose[link, :3, :3]) @ link_com[link]
+        for e in range(3):
+            force[e] = link_mass[link] * (0.0 - gravity[e])
+        _add_link_wrench(link, force, None, link_parent, joint_type, joint_dof, joint_multiplier, link_pose,
+                         joint_axis_world, arm, jac, out)
+
+
 @kernel
 def bias_forces(link_parent, joint_type, joint_dof, joint_multiplier, link_mass, link_com, link_inertia, link_pose,
                 joint_axis_world, qd, gravity, out):
     """C(q, qd) qd + g(q) by recursive Newton-Euler with zero joint acceleration, projected by link Jacobians."""
     n_links = link_parent.shape[0]
-    n = out.shape[0]
+    out[:] = 0.0
+    jac = np.empty((6, out.shape[0]))
+    if not np.any(qd != 0.0):
+        gravity_forces(0, n_links, link_parent, joint_type, joint_dof, joint_multiplier, link_mass, link_com,
+                       link_pose, joint_axis_world, gravity, jac, out)
+        return
     omega = np.zeros((n_links, 3))
     omega_dot = np.zeros((n_links, 3))  # velocity-product angular accelerations
     acc = np.zeros((n_links, 3))  # velocity-product acceleration of each link frame origin
-    out[:] = 0.0
-    jac = np.empty((6, n))
+    force = np.empty(3)
+    torque = np.empty(3)
     for link in range(n_links):
         parent = link_parent[link]
-        w_p = np.zeros(3)
-        wd_p = np.zeros(3)
-        a_p = np.zeros(3)
-        r = np.zeros(3)
+        w_p = wd_p = a_p = r = (0.0, 0.0, 0.0)
         if parent >= 0:
-            w_p = omega[parent]
-            wd_p = omega_dot[parent]
-            a_p = acc[parent]
-            r = link_pose[link, :3, 3] - link_pose[parent, :3, 3]
-        w = w_p.copy()
-        wd = wd_p.copy()
-        a = a_p + np.cross(wd_p, r) + np.cross(w_p, np.cross(w_p, r))
+            w_p = (omega[parent, 0], omega[parent, 1], omega[parent, 2])
+            wd_p = (omega_dot[parent, 0], omega_dot[parent, 1], omega_dot[parent, 2])
+            a_p = (acc[parent, 0], acc[parent, 1], acc[parent, 2])
+            r = (link_pose[link, 0, 3] - link_pose[parent, 0, 3], link_pose[link, 1, 3] - link_pose[parent, 1, 3],
+                 link_pose[link, 2, 3] - link_pose[parent, 2, 3])
+        turn = _cross(wd_p, r)
+        spin = _cross(w_p, _cross(w_p, r))
+        for e in range(3):
+            omega[link, e] = w_p[e]
+            omega_dot[link, e] = wd_p[e]
+            acc[link, e] = a_p[e] + turn[e] + spin[e]
         dof = joint_dof[link]
         if dof >= 0:
             rate = joint_multiplier[link] * qd[dof]
             axis = joint_axis_world[link]
-            if joint_type[link] == 3:  # PRISMATIC: the axis turns with the parent
-                a += 2.0 * np.cross(w_p, axis * rate)
-            else:
-                w += axis * rate
-                wd += np.cross(w_p, axis * rate)
-        omega[link] = w
-        omega_dot[link] = wd
-        acc[link] = a
+            moved = (axis[0] * rate, axis[1] * rate, axis[2] * rate)
+            coriolis = _cross(w_p, moved)
+            for e in range(3):
+                if joint_type[link] == 3:  # PRISMATIC: the axis turns with the parent
+                    acc[link, e] += 2.0 * coriolis[e]
+                else:
+                    omega[link, e] += moved[e]
+                    omega_dot[link, e] += coriolis[e]
         if link_mass[link] <= 0.0:
             continue
+        w = omega[link]
+        wd = omega_dot[link]
+        w3 = (w[0], w[1], w[2])
         rot = np.ascontiguousarray(link_pose[link, :3, :3])
         arm = rot @ link_com[link]
-        a_com = a + np.cross(wd, arm) + np.cross(w, np.cross(w, arm))
+        arm3 = (arm[0], arm[1], arm[2])
+        turn = _cross((wd[0], wd[1], wd[2]), arm3)
+        spin = _cross(w3, _cross(w3, arm3))
         inertia = rot @ link_inertia[link] @ rot.T
-        force = link_mass[link] * (a_com - gravity)
-        torque = inertia @ wd + np.cross(w, inertia @ w)
-        point_jacobian_articulated(link, link_pose[link, :3, 3] + arm, link_parent, joint_type, joint_dof,
-                                   joint_multiplier, link_pose, joint_axis_world, jac)
-        out += np.ascontiguousarray(jac[:3]).T @ force + np.ascontiguousarray(jac[3:]).T @ torque
+        gyro = inertia @ w
+        gyro = _cross(w3, (gyro[0], gyro[1], gyro[2]))
+        rotational = inertia @ wd
+        for e in range(3):
+            force[e] = link_mass[link] * (acc[link, e] + turn[e] + spin[e] - gravity[e])
+            torque[e] = rotational[e] + gyro[e]
+        _add_link_wrench(link, force, torque, link_parent, joint_type, joint_dof, joint_multiplier, link_pose,
+                         joint_axis_world, arm, jac, out)
 
 
 class ArticulationKinematics:

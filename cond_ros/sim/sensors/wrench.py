@@ -18,7 +18,8 @@ import numpy as np
 
 from ..collision.nodalization import ContactSet
 from ..dynamics.potentials import PotentialEnds, potential_forces
-from ..kinematics.articulation import ArticulationKinematics
+from ..jit import kernel
+from ..kinematics.articulation import ArticulationKinematics, point_jacobian_articulated
 from ..model import Model, PointKind, State
 from ..validate import ModelError
 
@@ -32,6 +33,53 @@ def subtree_links(articulation, link: int) -> np.ndarray:
         if parent >= 0 and inside[parent]:
             inside[child] = True
     return np.flatnonzero(inside)
+
+
+@kernel
+def cross_sum(points, vectors):
+    """sum_k points[k] x vectors[k], (k, 3) arrays: np.cross(points, vectors).sum(axis=0) with the same
+    operations in the same order, without numpy's ~10 us of Python per np.cross."""
+    out = np.zeros(3)
+    for k in range(points.shape[0]):
+        a, b = points[k], vectors[k]
+        c0 = a[1] * b[2] - a[2] * b[1]
+        c1 = a[2] * b[0] - a[0] * b[2]
+        c2 = a[0] * b[1] - a[1] * b[0]
+        if k == 0:  # numpy's sum starts from the first row, not from +0 (the sign of a zero)
+            out[0], out[1], out[2] = c0, c1, c2
+        else:
+            out[0] += c0
+            out[1] += c1
+            out[2] += c2
+    return out
+
+
+@kernel
+def subtree_momentum(links, link_parent, joint_type, joint_dof, joint_multiplier, link_mass, link_com, link_inertia,
+                     link_pose, joint_axis_world, qd, coms):
+    """(linear momentum, angular momentum about the world origin) of ``links``; fills ``coms`` (links, 3)
+    with their world centres of mass. One call instead of a Jacobian call and five matrix products in
+    Python per link; the products are the same BLAS calls as numpy's, so the same bits."""
+    jac = np.empty((6, qd.shape[0]))
+    momenta = np.empty((links.shape[0], 3))
+    spin = np.zeros(3)
+    for i in range(links.shape[0]):
+        link = links[i]
+        rot = np.ascontiguousarray(link_pose[link, :3, :3])
+        coms[i] = rot @ link_com[link] + link_pose[link, :3, 3]
+        point_jacobian_articulated(link, coms[i], link_parent, joint_type, joint_dof, joint_multiplier, link_pose,
+                                   joint_axis_world, jac)
+        momenta[i] = link_mass[link] * (np.ascontiguousarray(jac[:3]) @ qd)
+        spin += rot @ link_inertia[link] @ rot.T @ (np.ascontiguousarray(jac[3:]) @ qd)
+    linear = momenta[0].copy()
+    for i in range(1, links.shape[0]):
+        linear += momenta[i]
+    return linear, cross_sum(coms, momenta) + spin
+
+
+def _cross(a, b) -> np.ndarray:
+    """a x b of two 3-vectors (np.cross's bits; see :func:`cross_sum`)."""
+    return cross_sum(np.reshape(a, (1, 3)), np.reshape(b, (1, 3)))
 
 
 @dataclasses.dataclass
@@ -75,25 +123,24 @@ class JointWrenchProbe:
         self.in_subtree[self.links] = True
         self.group = model.robot_group(robot)
         self.lo, self.hi = model.robot_dof_offset[robot], model.robot_dof_offset[robot + 1]
+        # the potentials with an end on this robot (a cable has ~1000, ~20 on the hand), and (potential, end)
+        # of those ends on the subtree, in the order of np.argwhere: the model's potentials are fixed
+        self.potentials = np.zeros(0, np.int64)
+        self.potential_ends = []
+        if model.potential_count:
+            on_links = (model.potential_kind == PointKind.ROBOT_LINK) & (model.potential_index == robot)
+            self.potentials = np.flatnonzero(on_links.any(axis=1))
+            self.potential_ends = [(k, x) for k, x in np.argwhere(on_links[self.potentials])
+                                   if self.in_subtree[model.potential_link[self.potentials[k], x]]]
 
-    def _link_coms(self, kin: ArticulationKinematics) -> np.ndarray:
-        """World centres of mass of the subtree's links, (links, 3)."""
+    def _momentum(self, kin: ArticulationKinematics, qd: np.ndarray):
+        """Linear momentum, angular momentum about the world origin and world centres of mass of the subtree."""
         art = kin.art
-        return np.array([kin.link_pose[link][:3, :3] @ art.link_com[link] + kin.link_pose[link][:3, 3]
-                         for link in self.links])
-
-    def _momentum(self, kin: ArticulationKinematics, coms: np.ndarray, qd: np.ndarray):
-        """Linear momentum and angular momentum about the world origin of the subtree (``coms``: _link_coms)."""
-        art = kin.art
-        momenta = np.empty((len(self.links), 3))
-        spin = np.zeros(3)
-        for i, link in enumerate(self.links):
-            rotation = kin.link_pose[link][:3, :3]
-            jac = kin.jacobian(link, coms[i])
-            momenta[i] = art.link_mass[link] * (jac[:3] @ qd)
-            spin += rotation @ art.link_inertia[link] @ rotation.T @ (jac[3:] @ qd)
-        # one cross product for all links: np.cross costs ~10 us a call, the sensor's main cost per step
-        return momenta.sum(axis=0), np.cross(coms, momenta).sum(axis=0) + spin
+        coms = np.empty((len(self.links), 3))
+        linear, angular = subtree_momentum(self.links, art.link_parent, art.joint_type, art.joint_dof,
+                                           art.joint_multiplier, art.link_mass, art.link_com, art.link_inertia,
+                                           kin.link_pose, kin.joint_axis_world, np.ascontiguousarray(qd), coms)
+        return linear, angular, coms
 
     def measure(self, state_start: State, state_end: State, contacts: ContactSet | None, dt: float) -> JointWrench:
         """The wrench of the step that took ``state_start`` to ``state_end`` (``contacts`` hold its forces)."""
@@ -115,36 +162,33 @@ class JointWrenchProbe:
                 if self.in_subtree[contacts.link[m, 1]] and self._side_b_on_robot(contacts, m):
                     forces.append(-world[m])
                     points.append(contacts.position[m])
-        if model.potential_count:
-            on_links = (model.potential_kind == PointKind.ROBOT_LINK) & (model.potential_index == self.robot)
-            if np.any(on_links):
-                width = contacts.pattern.max_group_size if contacts is not None else max(6, art.dof_count)
-                which = np.flatnonzero(on_links.any(axis=1))  # a cable has ~1000 potentials, ~20 on the hand
-                ends = PotentialEnds(model, state_start, width, potentials=which)
-                theta = model.integration_theta
-                v_hat = theta * state_end.velocity() + (1.0 - theta) * state_start.velocity()
-                force, torque = potential_forces(model, ends, v_hat, dt, potentials=which)
-                for k, x in np.argwhere(on_links[which]):
-                    if self.in_subtree[model.potential_link[which[k], x]]:
-                        forces.append(force[k, x])
-                        points.append(ends.pos[k, x])
-                        couples.append(torque[k, x])
+        if len(self.potentials):
+            which = self.potentials
+            width = contacts.pattern.max_group_size if contacts is not None else max(6, art.dof_count)
+            # the start kinematics are kin0's; with other robots, an end may be on one of them
+            ends = PotentialEnds(model, state_start, width, [kin0] if len(model.robots) == 1 else None,
+                                 potentials=which)
+            theta = model.integration_theta
+            v_hat = theta * state_end.velocity() + (1.0 - theta) * state_start.velocity()
+            force, torque = potential_forces(model, ends, v_hat, dt, potentials=which)
+            for k, x in self.potential_ends:
+                forces.append(force[k, x])
+                points.append(ends.pos[k, x])
+                couples.append(torque[k, x])
         forces, points = np.array(forces), np.array(points)
         force_ext = forces.sum(axis=0)
-        # one cross product per sum, as in _momentum
-        torque_ext = np.cross(points, forces).sum(axis=0) + np.sum(couples, axis=0)
-        coms0 = self._link_coms(kin0)
+        torque_ext = cross_sum(points, forces) + np.sum(couples, axis=0)
         masses = art.link_mass[self.links]
+        p0, h0, coms0 = self._momentum(kin0, state_start.robot_qd[self.lo:self.hi])
+        p1, h1, _ = self._momentum(kin1, state_end.robot_qd[self.lo:self.hi])
         gravity_force = masses.sum() * model.gravity
-        gravity_torque = np.cross(masses @ coms0, model.gravity)  # sum of com_i x m_i g
-        p0, h0 = self._momentum(kin0, coms0, state_start.robot_qd[self.lo:self.hi])
-        p1, h1 = self._momentum(kin1, self._link_coms(kin1), state_end.robot_qd[self.lo:self.hi])
+        gravity_torque = _cross(masses @ coms0, model.gravity)  # sum of com_i x m_i g
         force = (p1 - p0) / dt - force_ext - gravity_force
         torque = (h1 - h0) / dt - torque_ext - gravity_torque
-        # about the origin -> about point: tau - point x f, for both wrenches in one call
-        shifted = np.array([torque, torque_ext]) - np.cross(point, np.array([force, force_ext]))
-        return JointWrench(force, shifted[0], point, force_ext, shifted[1],
-                           kin0.link_pose[self.parent].copy(), kin0.link_pose[self.child].copy())
+        # about the origin -> about point: tau - point x f
+        return JointWrench(force, torque - _cross(point, force), point, force_ext,
+                           torque_ext - _cross(point, force_ext), kin0.link_pose[self.parent].copy(),
+                           kin0.link_pose[self.child].copy())
 
     def _side_b_on_robot(self, contacts: ContactSet, m: int) -> bool:
         """Side b of contact m is a virtual node on this robot (its owner group)."""
