@@ -18,10 +18,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..dynamics.robots import link_point_jacobians
-from ..jit import kernel
+from ..jit import kernel, leaf_kernel
 from ..kinematics.rigid import point_jacobian, quat_to_matrix
-from ..model import ColliderType, GeometryType, Model, State
-from .colliders import collider_signed_distances, contact_frame
+from ..model import ColliderType, GeometryType, Model, State, per_model
+from .colliders import collider_signed_distance, contact_frame
 
 _GEOMETRY_TO_COLLIDER = {int(GeometryType.BOX): int(ColliderType.BOX),
                          int(GeometryType.SPHERE): int(ColliderType.SPHERE),
@@ -45,104 +45,210 @@ def _bounding_radius(ctype: int, size) -> float:
     return float(np.linalg.norm(size[:3]))
 
 
-def moving_volumes(model: Model, state: State, kinematics: list) -> list:
-    """(collider type, world pos, world rot, size, mu, owner dof, owner size, owner group, jacobian(p), robot link
-    or -1, speed bound) per volume. The speed bound [m/s] is |v_o| + |omega| R: no point within the
-    volume's bounding radius R moves faster at the start of the step."""
-    volumes = []
-    n_p = model.particle_count
-    for k in range(len(model.shape_body)):
-        body = int(model.shape_body[k])
-        rot_b = quat_to_matrix(state.body_quat[body])
-        com = state.body_q[body]
-
-        def jac(p, com=com):
-            return point_jacobian(6, p - com)
-        pos = com + rot_b @ model.shape_pos[k]
-        ctype, size = int(model.shape_type[k]), model.shape_size[k]
-        v, w = state.body_qd[body, :3], state.body_qd[body, 3:]
-        speed = np.linalg.norm(v + np.cross(w, pos - com)) + np.linalg.norm(w) * _bounding_radius(ctype, size)
-        volumes.append((ctype, pos, rot_b @ model.shape_rot[k], size, model.shape_mu[k],
-                        model.body_dof_start + 6 * body, 6, n_p + body, jac, -1, speed))
-    for r, kin in enumerate(kinematics):
-        art = kin.art
+def _volume_layout(model: Model) -> dict:
+    """The columns of :class:`MovingVolumes` that do not change during a run (collider type, size, bounding
+    radius, friction, owner DOFs, group, link, robot or -1), and per robot (links, geometry origins, DOF range,
+    its volumes' slice)."""
+    n_p, n_s = model.particle_count, len(model.shape_body)
+    body = model.shape_body.astype(np.int64)
+    columns = dict(ctype=[model.shape_type.astype(np.int64)], size=[model.shape_size],
+                   reach=[[_bounding_radius(int(t), z) for t, z in zip(model.shape_type, model.shape_size)]],
+                   mu=[model.shape_mu], dof=[model.body_dof_start + 6 * body], dof_size=[np.full(n_s, 6)],
+                   group=[n_p + body], link=[np.full(n_s, -1)], robot=[np.full(n_s, -1)])
+    robots, first = [], n_s
+    for r, art in enumerate(model.robots):
         lo, hi = model.robot_dof_offset[r], model.robot_dof_offset[r + 1]
         geoms = [g for g in range(len(art.geom_link)) if int(art.geom_type[g]) in _GEOMETRY_TO_COLLIDER]
-        if not geoms:
-            continue
-        links = art.geom_link[geoms].astype(np.int64)
-        poses = kin.link_pose[links] @ art.geom_origin[geoms]
-        twists = np.zeros((len(geoms), 6, hi - lo))
-        link_point_jacobians(links, np.ascontiguousarray(poses[:, :3, 3]), art.link_parent, art.joint_type,
-                             art.joint_dof, art.joint_multiplier, kin.link_pose, kin.joint_axis_world, hi - lo, twists)
-        twists = twists @ state.robot_qd[lo:hi]
         types = [_GEOMETRY_TO_COLLIDER[int(art.geom_type[g])] for g in geoms]
-        reach = np.array([_bounding_radius(ctype, art.geom_size[g]) for ctype, g in zip(types, geoms)])
-        speeds = np.linalg.norm(twists[:, :3], axis=1) + np.linalg.norm(twists[:, 3:], axis=1) * reach
-        for k, g in enumerate(geoms):
-            link = int(links[k])
+        links = art.geom_link[geoms].astype(np.int64)
+        count = len(geoms)
+        for name, x in (("ctype", types), ("size", art.geom_size[geoms].reshape(count, 3)),
+                        ("reach", [_bounding_radius(ctype, art.geom_size[g]) for ctype, g in zip(types, geoms)]),
+                        ("mu", np.tile(model.robot_mu[r], (count, 1))),
+                        ("dof", np.full(count, model.robot_dof_start + lo)),
+                        ("dof_size", np.full(count, hi - lo)), ("group", np.full(count, model.robot_group(r))),
+                        ("link", links), ("robot", np.full(count, r))):
+            columns[name].append(x)
+        robots.append((links, art.geom_origin[geoms], lo, hi, first, first + count))
+        first += count
+    layout = {name: np.concatenate([np.asarray(x) for x in parts]) for name, parts in columns.items()}
+    for name, dtype in (("ctype", np.int64), ("size", float), ("reach", float), ("group", np.int64)):
+        layout[name] = np.ascontiguousarray(layout[name], dtype=dtype)
+    layout["robots"] = robots
+    return layout
 
-            def jac(p, kin=kin, link=link):
-                return kin.jacobian(link, p)[:3]
-            ctype, size, speed = types[k], art.geom_size[g], float(speeds[k])
-            volumes.append((ctype, poses[k, :3, 3].copy(), np.ascontiguousarray(poses[k, :3, :3]), size,
-                            model.robot_mu[r], model.robot_dof_start + lo, hi - lo, model.robot_group(r), jac, link,
-                            speed))
-    return volumes
+
+class MovingVolumes:
+    """The step's moving volumes, as arrays by volume (shapes first, then each robot's geometries): collider
+    type, world pos, world rot, size, bounding radius R, twist (linear velocity of the origin, angular
+    velocity), friction, owner (dof, size, group), robot link or -1."""
+
+    def __init__(self, model: Model, state: State, kinematics: list):
+        layout = per_model(model, _volume_layout)
+        for name in ("ctype", "size", "reach", "mu", "dof", "dof_size", "group", "link", "robot"):
+            setattr(self, name, layout[name])
+        self.count = len(self.ctype)
+        self.pos, self.rot = np.empty((self.count, 3)), np.empty((self.count, 3, 3))
+        self.twist = np.empty((self.count, 6))
+        self._com = state.body_q[model.shape_body]
+        self._kinematics = kinematics
+        for k in range(len(model.shape_body)):
+            body = int(model.shape_body[k])
+            rot_b = quat_to_matrix(state.body_quat[body])
+            self.pos[k] = self._com[k] + rot_b @ model.shape_pos[k]
+            self.rot[k] = rot_b @ model.shape_rot[k]
+            w = state.body_qd[body, 3:]
+            self.twist[k, :3] = state.body_qd[body, :3] + np.cross(w, self.pos[k] - self._com[k])
+            self.twist[k, 3:] = w
+        for kin, (links, origin, lo, hi, first, last) in zip(kinematics, layout["robots"]):
+            if first == last:
+                continue
+            poses = kin.link_pose[links] @ origin
+            self.pos[first:last] = poses[:, :3, 3]
+            self.rot[first:last] = poses[:, :3, :3]
+            twists = np.zeros((last - first, 6, hi - lo))
+            art = kin.art
+            link_point_jacobians(links, self.pos[first:last], art.link_parent, art.joint_type, art.joint_dof,
+                                 art.joint_multiplier, kin.link_pose, kin.joint_axis_world, hi - lo, twists)
+            self.twist[first:last] = twists @ state.robot_qd[lo:hi]
+
+    def jacobian(self, v: int, p) -> np.ndarray:
+        """3 x owner-size Jacobian of world point ``p`` moving with volume ``v``."""
+        if self.robot[v] < 0:
+            return point_jacobian(6, p - self._com[v])
+        return self._kinematics[self.robot[v]].jacobian(int(self.link[v]), p)[:3]
+
+
+def moving_volumes(model: Model, state: State, kinematics: list) -> MovingVolumes:
+    """The volumes fixed to rigid bodies and robot links at ``state`` (:class:`MovingVolumes`)."""
+    return MovingVolumes(model, state, kinematics)
+
+
+@kernel
+def _grow(rows, count):
+    """``rows`` (k, w), or a copy twice as long when it is full (``count == k``): output of unknown length."""
+    if count < rows.shape[0]:
+        return rows
+    grown = np.empty((2 * rows.shape[0], rows.shape[1]), rows.dtype)
+    grown[:count] = rows[:count]
+    return grown
+
+
+@kernel
+def _near_volumes(ctype, centre, rot, size, reach, twist, owner, pos, radius, vel, active, group, margin, dt):
+    """(volume, point) pairs that pass the bounding-sphere prefilter and the signed-distance bound of
+    :func:`detect_dynamic_contacts`, by volume then point, with (sd, normal) of each.
+
+    A volume's speed bound is |v_o| + |omega| R: no point within its bounding radius R moves faster at the
+    start of the step. A kernel: as numpy over all 48 Panda volumes and 410 points and a Python loop over the
+    volumes near a point it cost ~0.25 ms a step on panda_cable, which mostly has no D-contact.
+    """
+    point_speed = np.empty(pos.shape[0])
+    point_reach = np.empty(pos.shape[0])
+    for i in range(pos.shape[0]):
+        point_speed[i] = np.sqrt(vel[i, 0] ** 2 + vel[i, 1] ** 2 + vel[i, 2] ** 2)
+        point_reach[i] = radius[i] + margin + 2.0 * dt * point_speed[i]
+    pairs = np.empty((16, 2), np.int64)
+    geometry = np.empty((16, 4))
+    normal = np.empty(3)
+    box = np.empty(7)  # lower corner, upper corner, largest reach of the candidate points of one owner
+    count = 0
+    for v in range(ctype.shape[0]):
+        speed = (np.sqrt(twist[v, 0] ** 2 + twist[v, 1] ** 2 + twist[v, 2] ** 2)
+                 + np.sqrt(twist[v, 3] ** 2 + twist[v, 4] ** 2 + twist[v, 5] ** 2) * reach[v])
+        sphere = reach[v] + 2.0 * dt * speed
+        # a volume whose prefilter sphere misses the box around all its candidate points cannot pass the test
+        # of any of them (rounding is monotonic, so the box's distance is never the larger): on panda_cable
+        # this skips 45 of the 48 Panda volumes
+        if v == 0 or owner[v] != owner[v - 1]:
+            box[:3] = np.inf
+            box[3:6] = -np.inf
+            box[6] = 0.0
+            for i in range(pos.shape[0]):
+                if active[i] and group[i] != owner[v]:
+                    for e in range(3):
+                        box[e] = min(box[e], pos[i, e])
+                        box[3 + e] = max(box[3 + e], pos[i, e])
+                    box[6] = max(box[6], point_reach[i])
+        gap_squared = 0.0
+        for e in range(3):
+            outside = max(box[e] - centre[v, e], centre[v, e] - box[3 + e], 0.0)
+            gap_squared += outside * outside
+        if gap_squared > (sphere + box[6]) ** 2 + 1e-12:
+            continue
+        for i in range(pos.shape[0]):
+            # a robot's own link points lie near all of its volumes: they are not candidates
+            if not active[i] or group[i] == owner[v]:
+                continue
+            dx = pos[i, 0] - centre[v, 0]
+            dy = pos[i, 1] - centre[v, 1]
+            dz = pos[i, 2] - centre[v, 2]
+            # the 1e-12 m^2 slack: a prefilter may only err towards testing a point
+            if dx * dx + dy * dy + dz * dz > (sphere + point_reach[i]) ** 2 + 1e-12:
+                continue
+            sd = collider_signed_distance(ctype[v], centre[v], rot[v], size[v], pos[i], normal)
+            # the exact test needs the volume's velocity at the contact; a bound on it rejects most points
+            # here, before a Jacobian is built for them (1.01: rounding slack of a bound that is exact)
+            if not sd - radius[i] < margin + 2.0 * dt * 1.01 * (point_speed[i] + speed):
+                continue
+            # then the exact test itself with the twist's velocity at the contact point (v_o + omega x r, not
+            # J v_k: other rounding, hence the slack of 1% of the speeds); in Python each point that reached
+            # the exact test cost ~15 us, and the grasped cable end sends ~3.6 a step there (~1 a contact)
+            rx = pos[i, 0] - sd * normal[0] - centre[v, 0]
+            ry = pos[i, 1] - sd * normal[1] - centre[v, 1]
+            rz = pos[i, 2] - sd * normal[2] - centre[v, 2]
+            ux = vel[i, 0] - (twist[v, 0] + twist[v, 4] * rz - twist[v, 5] * ry)
+            uy = vel[i, 1] - (twist[v, 1] + twist[v, 5] * rx - twist[v, 3] * rz)
+            uz = vel[i, 2] - (twist[v, 2] + twist[v, 3] * ry - twist[v, 4] * rx)
+            approach = max(0.0, -(ux * normal[0] + uy * normal[1] + uz * normal[2]))
+            if not sd - radius[i] < margin + 2.0 * dt * (approach + 0.01 * (point_speed[i] + speed)):
+                continue
+            pairs = _grow(pairs, count)
+            geometry = _grow(geometry, count)
+            pairs[count, 0] = v
+            pairs[count, 1] = i
+            geometry[count, 0] = sd
+            geometry[count, 1:] = normal
+            count += 1
+    return pairs[:count], geometry[:count]
 
 
 def detect_dynamic_contacts(model: Model, state: State, kinematics: list, points: dict, dt: float, width: int):
     """D-contacts of body and robot contact points (``points``, arrays by point) against moving volumes.
 
-    Returns a list of dicts, one per contact, with frame, gap, position, friction, the point index and
-    the volume owner's (dof, size, jacobian at the contact, group).
+    Returns a dict of arrays by contact, ordered by volume then point: frame, gap, position, friction, the
+    point index and the volume owner's (dof, size, jacobian at the contact, group, robot link).
     """
-    rows = []
     volumes = moving_volumes(model, state, kinematics)
-    if not volumes:
-        return rows
-    frame = np.zeros((3, 3))
-    v_k = state.velocity()
-    point_speed = np.linalg.norm(points["vel"], axis=1)
-    reach = points["radius"] + model.contact_margin + 2.0 * dt * point_speed
-    # bounding-sphere prefilter of every volume against every point at once, with the volume's own motion
-    centre = np.array([vol[1] for vol in volumes])
-    sphere = np.array([_bounding_radius(vol[0], vol[3]) + 2.0 * dt * vol[10] for vol in volumes])
-    # squared distances by one matrix product; the 1e-12 m^2 slack covers its cancellation (a prefilter may
-    # only err towards testing a point)
-    pos_all = points["pos"]
-    squared = (np.einsum("pi,pi->p", pos_all, pos_all)[None, :] + np.einsum("vi,vi->v", centre, centre)[:, None]
-               - 2.0 * centre @ pos_all.T)
-    owner = np.array([vol[7] for vol in volumes])
-    # a robot's own link points lie near all of its volumes: they are not candidates
-    candidate = ((squared <= (sphere[:, None] + reach[None, :]) ** 2 + 1e-12) & points["active"][None, :]
-                 & (points["group"][None, :] != owner[:, None]))
-    for v in np.flatnonzero(candidate.any(axis=1)):
-        ctype, pos, rot, size, mu, dof_b, size_b, group_b, jac_fn, link_b, volume_speed = volumes[v]
-        near = np.flatnonzero(candidate[v])
-        normals = np.empty((len(near), 3))
-        distances = collider_signed_distances(ctype, pos, rot, size, points["pos"][near], normals)
-        # the exact test below needs the volume's velocity at the contact; a bound on it rejects most
-        # points here, before a Jacobian is built for them (1.01: rounding slack of a bound that is exact)
-        bound = model.contact_margin + 2.0 * dt * 1.01 * (point_speed[near] + volume_speed)
-        for k in np.flatnonzero(distances - points["radius"][near] < bound):
-            i, sd, normal = near[k], distances[k], normals[k]
-            p = points["pos"][i]
+    rows = []
+    if volumes.count:
+        near, geometry = _near_volumes(volumes.ctype, volumes.pos, volumes.rot, volumes.size, volumes.reach,
+                                       volumes.twist, volumes.group, points["pos"], points["radius"], points["vel"],
+                                       points["active"], points["group"], model.contact_margin, dt)
+        v_k = state.velocity() if len(near) else None
+        for (v, i), (sd, *normal) in zip(near.tolist(), geometry):
+            normal = np.array(normal)
+            dof_b, size_b = int(volumes.dof[v]), int(volumes.dof_size[v])
             gap = sd - points["radius"][i]
-            surface = p - sd * normal
+            surface = points["pos"][i] - sd * normal
             jac_b = np.zeros((3, width))
-            jac_b[:, :size_b] = jac_fn(surface)
+            jac_b[:, :size_b] = volumes.jacobian(v, surface)
             rel = points["vel"][i] - jac_b[:, :size_b] @ v_k[dof_b:dof_b + size_b]
             if gap >= model.contact_margin + 2.0 * dt * max(0.0, -float(rel @ normal)):
                 continue
-            contact_frame(normal, rot, frame)
-            rows.append(dict(frame=frame.copy(), gap=gap, position=surface,
-                             friction=np.maximum(points["mu"][i], mu), point=i, dof_b=dof_b, size_b=size_b,
-                             jac_b=jac_b, group_b=group_b, link_b=link_b))
-    return rows
+            frame = np.zeros((3, 3))
+            contact_frame(normal, volumes.rot[v], frame)
+            rows.append((frame, gap, surface, np.maximum(points["mu"][i], volumes.mu[v]), i, dof_b, size_b, jac_b,
+                         volumes.group[v], volumes.link[v]))
+    names = ("frame", "gap", "position", "friction", "point", "dof_b", "size_b", "jac_b", "group_b", "link_b")
+    if not rows:
+        return dict(zip(names, (np.zeros((0, 3, 3)), np.zeros(0), np.zeros((0, 3)), np.zeros((0, 2)),
+                                *(np.zeros(0, np.int64) for _ in range(3)), np.zeros((0, 3, width)),
+                                np.zeros(0, np.int64), np.zeros(0, np.int64))))
+    return {name: np.array(column) for name, column in zip(names, zip(*rows))}
 
 
-@kernel
+@leaf_kernel
 def _within_reach(i, j, pos, radius, vel, chain, rest, margin, dt, arc_factor):
     """Nodes i and j may touch during the step (and are not neighbours at rest on one chain).
 
@@ -197,27 +303,34 @@ def _node_pairs(pos, radius, vel, chain, rest, candidates, margin, dt, arc_facto
     sorted_key = key[order]
     found = np.empty((16, 2), np.int64)  # (ci, cj) with ci < cj
     count = 0
-    for ci in range(n):
-        i = candidates[ci]
+    # one occupied cell (the run [first, last) of sorted_key) at a time against the 9 runs of keys k - 1 ..
+    # k + 1 (a column of 3 cells along z) around it, each pair once (sorted position sb > sa): ~3x fewer
+    # searches and half the tests of a 27-cell search per node (0.24 ms at 320 nodes)
+    first = 0
+    while first < n:
+        last = first + 1
+        while last < n and sorted_key[last] == sorted_key[first]:
+            last += 1
+        c = order[first]
         for ox in range(-1, 2):
             for oy in range(-1, 2):
-                for oz in range(-1, 2):
-                    k = ((coords[ci, 0] + 1 + ox) * dims[1] + coords[ci, 1] + 1 + oy) * dims[2] + coords[ci, 2] + 1 + oz
-                    first = np.searchsorted(sorted_key, k)
-                    for s in range(first, n):
-                        if sorted_key[s] != k:
-                            break
-                        cj = order[s]
-                        if cj <= ci or not _within_reach(i, candidates[cj], pos, radius, vel, chain, rest, margin,
-                                                         dt, arc_factor):
+                k = ((coords[c, 0] + 1 + ox) * dims[1] + coords[c, 1] + 1 + oy) * dims[2] + coords[c, 2] + 1
+                lo_run = np.searchsorted(sorted_key, k - 1)
+                hi_run = lo_run
+                while hi_run < n and sorted_key[hi_run] <= k + 1:
+                    hi_run += 1
+                for sa in range(first, last):
+                    for sb in range(max(lo_run, sa + 1), hi_run):
+                        ci = min(order[sa], order[sb])
+                        cj = max(order[sa], order[sb])
+                        if not _within_reach(candidates[ci], candidates[cj], pos, radius, vel, chain, rest, margin,
+                                             dt, arc_factor):
                             continue
-                        if count == found.shape[0]:
-                            grown = np.empty((2 * count, 2), np.int64)
-                            grown[:count] = found
-                            found = grown
+                        found = _grow(found, count)
                         found[count, 0] = ci
                         found[count, 1] = cj
                         count += 1
+        first = last
     rank = np.argsort(found[:count, 0] * n + found[:count, 1], kind="mergesort")
     out = np.empty((count, 2), np.int64)
     for p in range(count):

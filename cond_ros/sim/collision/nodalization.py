@@ -37,10 +37,10 @@ import numpy as np
 
 from ..dynamics.assembly import SystemPattern
 from ..dynamics.robots import joint_limit_candidates, robot_contact_points, robot_kinematics
-from ..jit import kernel
+from ..jit import kernel, leaf_kernel
 from ..kinematics.rigid import point_jacobian, quats_to_matrices
 from ..linalg import jacobian_velocity
-from ..model import Model, State
+from ..model import Model, State, per_model
 from .colliders import detect_point_contacts
 from .dynamic_contacts import detect_dynamic_contacts, detect_node_pairs
 
@@ -180,6 +180,87 @@ def contact_offsets(frame, owner_dof_a, size_a, jac_a, owner_dof_b, size_b, jac_
         out[m, 2] = -(1.0 - theta) * a[2]
 
 
+def _point_layout(model: Model, width: int) -> dict:
+    """What of every contact-capable point (particles, body contact points, robot contact points) does not
+    change during a run: the columns of :func:`contact_points` and ``robot_contact_points`` other than
+    position, velocity and (for non-node body points and robot points) Jacobian, source kind and index, the
+    contact flag, the self-contact layout. Built once per model (``per_model``): rebuilt every step they cost
+    ~0.1 ms of panda_cable's collision step."""
+    n_p, n_c = model.particle_count, model.contact_point_count
+    body = model.contact_point_body
+    node = np.concatenate([np.ones(n_p, bool), model.contact_point_node])
+    size = np.concatenate([np.full(n_p, 3), np.full(n_c, 6)]).astype(np.int64)
+    size[node] = 3
+    jac = np.zeros((n_p + n_c, 3, width))
+    jac[node, :, :3] = np.eye(3)
+    own = dict(radius=np.concatenate([model.particle_radius, model.contact_point_radius]),
+               mu=np.concatenate([model.particle_mu, model.contact_point_mu]),
+               dof=np.concatenate([3 * np.arange(n_p), model.body_dof_start + 6 * body]).astype(np.int64),
+               size=size, jac=jac, group=np.concatenate([np.arange(n_p), n_p + body]).astype(np.int64), node=node,
+               link=np.full(n_p + n_c, -1, np.int64))
+    layout = dict(own=own, rigid=np.flatnonzero(~model.contact_point_node))
+    names = ("radius", "mu", "dof", "size", "jac", "group", "node", "link")
+    if model.robots:
+        # a robot point's columns but position, velocity and Jacobian depend on the model only
+        _, radius, _, mu, dof, size, _, group, node, link = robot_contact_points(model, model.state(), width)
+        robot = dict(radius=radius, mu=mu, dof=dof, size=size, jac=np.zeros((len(radius), 3, width)), group=group,
+                     node=node, link=link)
+        layout.update({name: np.concatenate([own[name], robot[name]]) for name in names})
+    else:
+        layout.update({name: own[name] for name in names})
+    n_points = len(layout["radius"])
+    layout["kind"] = np.select([np.arange(n_points) < n_p, np.arange(n_points) < n_p + n_c],
+                               [SOURCE_PARTICLE, SOURCE_BODY_POINT], SOURCE_ROBOT_POINT).astype(np.int64)
+    layout["index"] = np.arange(n_points) - np.select([layout["kind"] == SOURCE_PARTICLE,
+                                                       layout["kind"] == SOURCE_BODY_POINT], [0, n_p], n_p + n_c)
+    # interior FEM nodes are not contact nodes
+    layout["active"] = np.concatenate([model.particle_contact, np.ones(n_points - n_p, bool)])
+    layout["tested"] = None if layout["active"].all() else np.flatnonzero(layout["active"])
+    layout["chain"], layout["rest"] = self_contact_layout(model, n_points)
+    layout["pair_node"] = layout["node"] & layout["active"]
+    return layout
+
+
+@kernel
+def _body_point_motion(body_q, body_qd, body, arm, pos, vel):
+    """World position and velocity of body contact points at world offsets ``arm`` from their bodies' COMs:
+    c + arm and v + omega x arm, written out as ``np.cross`` computes it (same rounding). A kernel: the
+    gathers, np.cross and concatenations cost ~35 us a step at 304 rod nodes."""
+    for p in range(body.shape[0]):
+        b = body[p]
+        w0, w1, w2 = body_qd[b, 3], body_qd[b, 4], body_qd[b, 5]
+        r0, r1, r2 = arm[p, 0], arm[p, 1], arm[p, 2]
+        for e in range(3):
+            pos[p, e] = body_q[b, e] + arm[p, e]
+        vel[p, 0] = body_qd[b, 0] + (w1 * r2 - w2 * r1)
+        vel[p, 1] = body_qd[b, 1] + (w2 * r0 - w0 * r2)
+        vel[p, 2] = body_qd[b, 2] + (w0 * r1 - w1 * r0)
+
+
+def _moving_columns(model: Model, state: State, layout: dict, robot=None):
+    """Positions, velocities and Jacobians of the particles and body contact points at ``state`` (the columns
+    of :func:`contact_points` that change; ``layout['own']``: the others), followed by ``robot``'s (the
+    position, velocity and Jacobian of each robot contact point) if given."""
+    n_p, n_c = model.particle_count, model.contact_point_count
+    n = n_p + n_c + (len(robot[0]) if robot is not None else 0)
+    pos, vel = np.empty((n, 3)), np.empty((n, 3))
+    pos[:n_p], vel[:n_p] = state.particle_q, state.particle_qd
+    body = model.contact_point_body
+    if n_c:
+        rots = quats_to_matrices(np.ascontiguousarray(state.body_quat).reshape(-1, 4))
+        arm = np.einsum("pij,pj->pi", rots[body], model.contact_point_local)
+        _body_point_motion(state.body_q, state.body_qd, body, arm, pos[n_p:n_p + n_c], vel[n_p:n_p + n_c])
+    jac = layout["own"]["jac"]
+    if len(layout["rigid"]):
+        jac = jac.copy()
+        for j in layout["rigid"]:
+            jac[n_p + j, :, :6] = point_jacobian(6, arm[j])
+    if robot is not None:
+        pos[n_p + n_c:], vel[n_p + n_c:] = robot[0], robot[1]
+        jac = np.concatenate([jac, robot[2]])
+    return pos, vel, jac
+
+
 def contact_points(model: Model, state: State, width: int):
     """World position, radius, velocity, friction and DOF info of every contact-capable point.
 
@@ -188,25 +269,11 @@ def contact_points(model: Model, state: State, width: int):
     (P, 3, width), owner group (P,), is-a-node flag (P,), robot link (-1 here). A node point's owner is
     its body's translational DOFs (size 3, J = I).
     """
-    n_p, n_c = model.particle_count, model.contact_point_count
-    rots = quats_to_matrices(np.ascontiguousarray(state.body_quat).reshape(-1, 4))
-    body = model.contact_point_body
-    arm = np.einsum("pij,pj->pi", rots[body], model.contact_point_local) if n_c else np.zeros((0, 3))
-    pos = np.concatenate([state.particle_q, state.body_q[body] + arm])
-    omega = state.body_qd[body, 3:]
-    vel = np.concatenate([state.particle_qd, state.body_qd[body, :3] + np.cross(omega, arm)])
-    radius = np.concatenate([model.particle_radius, model.contact_point_radius])
-    mu = np.concatenate([model.particle_mu, model.contact_point_mu])
-    dof = np.concatenate([3 * np.arange(n_p), model.body_dof_start + 6 * body]).astype(np.int64)
-    size = np.concatenate([np.full(n_p, 3), np.full(n_c, 6)]).astype(np.int64)
-    node = np.concatenate([np.ones(n_p, bool), model.contact_point_node])
-    size[node] = 3
-    jac = np.zeros((n_p + n_c, 3, width))
-    jac[node, :, :3] = np.eye(3)
-    for j in np.flatnonzero(~model.contact_point_node):
-        jac[n_p + j, :, :6] = point_jacobian(6, arm[j])
-    group = np.concatenate([np.arange(n_p), n_p + body]).astype(np.int64)
-    return pos, radius, vel, mu, dof, size, jac, group, node, np.full(n_p + n_c, -1, np.int64)
+    layout = per_model(model, _point_layout, width)
+    own = layout["own"]
+    pos, vel, jac = _moving_columns(model, state, layout)
+    return (pos, own["radius"].copy(), vel, own["mu"].copy(), own["dof"].copy(), own["size"].copy(), jac.copy(),
+            own["group"].copy(), own["node"].copy(), own["link"].copy())
 
 
 def self_contact_layout(model: Model, n_points: int):
@@ -231,44 +298,96 @@ def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: fl
     """The step's contacts: contact points against the static colliders (S), body and robot contact points
     against other owners' moving volumes (D), and the robot joint limits that may be reached."""
     width = pattern.max_group_size
+    layout = per_model(model, _point_layout, width)
     kinematics = robot_kinematics(model, state) if model.robots else []
-    parts = [contact_points(model, state, width)]
+    robot = None
     if model.robots:
-        parts.append(robot_contact_points(model, state, width, kinematics))
-    pos, radius, vel, mu, dof, size, jac, group, node, link = (np.concatenate([p[i] for p in parts])
-                                                               for i in range(10))
-    n_p, n_c = model.particle_count, model.contact_point_count
-    n_points = len(pos)
-    point_kind = np.select([np.arange(n_points) < n_p, np.arange(n_points) < n_p + n_c],
-                           [SOURCE_PARTICLE, SOURCE_BODY_POINT], SOURCE_ROBOT_POINT).astype(np.int64)
-    point_index = np.arange(n_points) - np.select([point_kind == SOURCE_PARTICLE, point_kind == SOURCE_BODY_POINT],
-                                                  [0, n_p], n_p + n_c)
+        robot_pos, _, robot_vel, _, _, _, robot_jac, _, _, _ = robot_contact_points(model, state, width, kinematics)
+        robot = (robot_pos, robot_vel, robot_jac)
+    pos, vel, jac = _moving_columns(model, state, layout, robot)
+    radius, mu, group, node, active, tested = (layout[k] for k in ("radius", "mu", "group", "node", "active", "tested"))
+    point_kind, point_index = layout["kind"], layout["index"]
     rows = _Rows(width)
-    # interior FEM nodes are not contact nodes
-    active = np.concatenate([model.particle_contact, np.ones(n_points - n_p, bool)])
-    tested = np.flatnonzero(active)
-    found = detect_point_contacts(pos[tested], radius[tested], vel[tested], model, model.contact_margin, dt)
-    sides = (dof, size, jac, group, node, link)
+    if tested is None:
+        found = detect_point_contacts(pos, radius, vel, model, model.contact_margin, dt)
+        hit = found.point_index
+    else:
+        found = detect_point_contacts(pos[tested], radius[tested], vel[tested], model, model.contact_margin, dt)
+        hit = tested[found.point_index]
+    sides = (layout["dof"], layout["size"], jac, group, node, layout["link"])
 
     def point_side(i):
         return tuple(column[i] for column in sides)
-    hit = tested[found.point_index]
     rows.add_batch(found.frame, found.gap, found.position, found.collider, point_kind[hit], point_index[hit],
                    np.maximum(mu[hit], model.collider_mu[found.collider]), point_side(hit))
-    for joint, side, gap, l_dof, l_size, l_jac, l_group in (joint_limit_candidates(model, state, dt, width)
-                                                             if model.robots else []):
-        rows.add(np.eye(3), gap, np.zeros(3), -1, SOURCE_JOINT_LIMIT, 2 * joint + (side < 0), np.zeros(2),
-                 (l_dof, l_size, l_jac, l_group, False, -1))
+    limits = joint_limit_candidates(model, state, dt, width) if model.robots else []
+    if limits:
+        joint, side, gap, l_dof, l_size, l_jac, l_group = (np.array(column) for column in zip(*limits))
+        k = len(limits)
+        rows.add_batch(np.tile(np.eye(3), (k, 1, 1)), gap, np.zeros((k, 3)), np.full(k, -1),
+                       np.full(k, SOURCE_JOINT_LIMIT), 2 * joint + (side < 0), np.zeros((k, 2)),
+                       (l_dof, l_size, l_jac, l_group, np.zeros(k, bool), np.full(k, -1)))
     points = dict(pos=pos, radius=radius, vel=vel, mu=mu, group=group, node=node, active=active)
-    for row in detect_dynamic_contacts(model, state, kinematics, points, dt, width):
-        i = row["point"]
-        rows.add(row["frame"], row["gap"], row["position"], -1, point_kind[i], point_index[i], row["friction"],
-                 point_side(i), (row["dof_b"], row["size_b"], row["jac_b"], row["group_b"], False, row["link_b"]))
-    chain, rest = self_contact_layout(model, n_points)
-    for i, j, frame, gap, position in detect_node_pairs(model, pos, radius, vel, node & active, chain, rest, dt):
-        rows.add(frame, gap, position, -1, point_kind[i], point_index[i], np.maximum(mu[i], mu[j]), point_side(i),
-                 point_side(j))
+    dynamic = detect_dynamic_contacts(model, state, kinematics, points, dt, width)
+    k = len(dynamic["gap"])
+    if k:
+        i = dynamic["point"]
+        rows.add_batch(dynamic["frame"], dynamic["gap"], dynamic["position"], np.full(k, -1), point_kind[i],
+                       point_index[i], dynamic["friction"], point_side(i),
+                       (dynamic["dof_b"], dynamic["size_b"], dynamic["jac_b"], dynamic["group_b"], np.zeros(k, bool),
+                        dynamic["link_b"]))
+    pairs = list(detect_node_pairs(model, pos, radius, vel, layout["pair_node"], layout["chain"], layout["rest"], dt))
+    if pairs:
+        i, j, frame, gap, position = (np.array(column) for column in zip(*pairs))
+        rows.add_batch(frame, gap, position, np.full(len(i), -1), point_kind[i], point_index[i],
+                       np.maximum(mu[i], mu[j]), point_side(i), point_side(j))
     return rows.finish(model, pattern, state, dt)
+
+
+@leaf_kernel
+def _root(parent, c):
+    """Union-find root of ``c``, halving the path on the way."""
+    while parent[c] != c:
+        parent[c] = parent[parent[c]]
+        c = parent[c]
+    return c
+
+
+@kernel
+def _contact_groups(a_dof, a_node, b_dof, b_node):
+    """Order of the contacts and the start of each group of contacts that share a node (union-find over the
+    node sides; a group is ordered by its first contact, its contacts in their order). A kernel: in Python
+    it cost ~140 us a step at panda_cable's 256 contacts, here ~6 us."""
+    m = a_dof.shape[0]
+    parent = np.arange(m)
+    top = -1
+    for c in range(m):
+        if a_node[c]:
+            top = max(top, a_dof[c])
+        if b_node[c]:
+            top = max(top, b_dof[c])
+    first_at_node = np.full(top + 1, -1, np.int64)
+    for c in range(m):
+        for side in range(2):
+            if not (a_node[c] if side == 0 else b_node[c]):
+                continue
+            dof = a_dof[c] if side == 0 else b_dof[c]
+            if first_at_node[dof] < 0:
+                first_at_node[dof] = c
+            other = _root(parent, first_at_node[dof])
+            parent[_root(parent, c)] = other
+    roots = np.empty(m, np.int64)
+    for c in range(m):
+        roots[c] = _root(parent, c)
+    order = np.argsort(roots, kind="mergesort")  # stable: by root, then contact
+    starts = np.empty(m + 1, np.int64)
+    count = 0
+    for k in range(m):
+        if k == 0 or roots[order[k]] != roots[order[k - 1]]:
+            starts[count] = k
+            count += 1
+    starts[count] = m
+    return order, starts[:count + 1]
 
 
 class _Rows:
@@ -294,36 +413,6 @@ class _Rows:
                       np.full(k, -1, np.int64), np.zeros(k, bool), np.full(k, -1, np.int64))
         self.batches.append((frame, gap, position, collider, kind, index, friction, side_a, side_b))
 
-    def add(self, frame, gap, position, collider, kind, index, friction, side_a, side_b=None):
-        """One contact (fields as in :meth:`add_batch`, without the leading axis)."""
-        def one(x):
-            return np.asarray(x)[None]
-        self.add_batch(one(frame), one(gap), one(position), one(collider), one(kind), one(index), one(friction),
-                       tuple(one(x) for x in side_a), None if side_b is None else tuple(one(x) for x in side_b))
-
-    @staticmethod
-    def _groups(a_dof, a_node, b_dof, b_node):
-        """Order of the contacts and the start of each group of contacts that share a node."""
-        m = len(a_dof)
-        parent = list(range(m))
-
-        def root(c):
-            while parent[c] != c:
-                parent[c] = parent[parent[c]]
-                c = parent[c]
-            return c
-        first_at_node = {}
-        for c, sides in enumerate(zip(a_dof.tolist(), a_node.tolist(), b_dof.tolist(), b_node.tolist())):
-            for dof_, is_node in (sides[:2], sides[2:]):
-                if is_node:
-                    other = first_at_node.setdefault(dof_, c)
-                    parent[root(c)] = root(other)
-        roots = [root(c) for c in range(m)]
-        # stable: by the group's first contact, whose first owner sorted the items
-        order = sorted(range(m), key=lambda c: (roots[c], c))
-        starts = [k for k in range(m) if k == 0 or roots[order[k]] != roots[order[k - 1]]]
-        return np.array(order, dtype=np.int64), np.array(starts + [m], dtype=np.int64)
-
     def finish(self, model, pattern, state, dt) -> ContactSet:
         width = self.width
         if self.batches:
@@ -335,13 +424,13 @@ class _Rows:
             sides = [[np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 3, width)), np.zeros(0, np.int64),
                       np.zeros(0, bool), np.zeros(0, np.int64)] for _ in range(2)]
         by_owner = np.argsort(sides[0][3], kind="stable")  # by the first owner's group
-        fields = [f[by_owner] for f in fields]
-        sides = [[x[by_owner] for x in side] for side in sides]
-        order, group_start = self._groups(sides[0][0], sides[0][4], sides[1][0], sides[1][4])
+        order, group_start = _contact_groups(*(sides[j][k][by_owner].astype(t, copy=False)
+                                               for j in (0, 1) for k, t in ((0, np.int64), (4, bool))))
+        order = by_owner[order]
         frame, gap, position, collider, kind, index, friction = (f[order] for f in fields)
+        types = (np.int64, np.int64, float, np.int64, bool, np.int64)
         (a_dof, a_size, a_jac, a_group, a_node, a_link), (b_dof, b_size, b_jac, b_group, b_node, b_link) = (
-            [x[order].astype(t) for x, t in zip(side, (np.int64, np.int64, float, np.int64, bool, np.int64))]
-            for side in sides)
+            [x[order].astype(t, copy=False) for x, t in zip(side, types)] for side in sides)
         m = len(gap)
         link = np.column_stack([a_link, b_link]).reshape(m, 2)
         is_d = b_dof >= 0
