@@ -2,6 +2,8 @@
 
     python benchmarks/ab_commits.py BEFORE AFTER [--bench panda_cable] [--repeats 3] [--name NAME] [-- ARGS]
 
+(e.g. ``-- --segments 160`` for the cable at 160 segments)
+
 BEFORE and AFTER are commits (anything ``git worktree add`` takes) of this repository. Each is checked out
 into a temporary worktree, and ``cond-ros bench BENCH --json ARGS`` alternates between them ``--repeats``
 times, each run in its own process with that checkout first on ``PYTHONPATH``. These machines' speed
@@ -52,8 +54,11 @@ def main():
     parser.add_argument("--bench", default="panda_cable")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--name", default=None)
-    parser.add_argument("extra", nargs="*", help="arguments passed on to cond-ros bench (after --)")
-    args = parser.parse_args()
+    # what follows "--" goes to cond-ros bench as it is (argparse refused options there: "--segments 160")
+    argv = sys.argv[1:]
+    extra = argv[argv.index("--") + 1:] if "--" in argv else []
+    args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    args.extra = extra
     RESULTS.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="cond_ros_ab_") as tmp:
         trees = {side: _checkout(commit, pathlib.Path(tmp) / side)
