@@ -23,7 +23,7 @@ from ..kinematics.rigid import quat_to_matrix_into
 from ..model import DampingPolicy, Model, PointKind
 from .fem.elements import assemble_tetrahedra
 from .potentials import add_block, assemble_model_potentials
-from .robots import assemble_robots
+from .robots import assemble_robots, robot_kinematics
 
 GROUP_PARTICLE, GROUP_BODY, GROUP_ROBOT = 0, 1, 2
 
@@ -261,13 +261,15 @@ def assemble(model: Model, pattern: SystemPattern, state, control, dt: float,
                      model.body_inertia, model.body_damping, state.body_quat, state.body_qd, control.body_wrench,
                      model.gravity,
                      model.integration_theta * dt, pattern.group_dof, pattern.diag_pair, pattern.block_slot, data, b)
-    assemble_model_potentials(model, pattern, state, dt, data, b)
+    # forward kinematics once for the potentials' robot ends and the robots' rows
+    kinematics = robot_kinematics(model, state) if model.robots else None
+    assemble_model_potentials(model, pattern, state, dt, data, b, kinematics)
     if model.tet_count:
         assemble_tetrahedra(model.tet_nodes, model.tet_rest_shape_inverse, model.tet_rest_volume, model.tet_lame,
                             model.tet_damping_time, model.damping_policy == DampingPolicy.GEOMETRIC, state.particle_q,
                             model.integration_theta * dt, pattern.tet_pairs, pattern.block_slot, data, b)
     if model.robots:
-        assemble_robots(model, pattern, state, control, dt, data, b)
+        assemble_robots(model, pattern, state, control, dt, data, b, kinematics)
     if vn_dof is None:
         vn_dof = np.zeros(0, np.int64)
         vn_size = np.zeros(0, np.int64)

@@ -34,9 +34,10 @@ def robot_kinematics(model: Model, state: State) -> list:
 
 
 def assemble_robots(model: Model, pattern, state: State, control: Control, dt: float, data: np.ndarray,
-                    b: np.ndarray) -> None:
-    """Adds each robot's block of A and rows of b (module docstring) in place."""
-    for r, kin in enumerate(robot_kinematics(model, state)):
+                    b: np.ndarray, kinematics=None) -> None:
+    """Adds each robot's block of A and rows of b (module docstring) in place (``kinematics``: the state's
+    :func:`robot_kinematics`, if already at hand)."""
+    for r, kin in enumerate(kinematics if kinematics is not None else robot_kinematics(model, state)):
         lo, hi = model.robot_dof_offset[r], model.robot_dof_offset[r + 1]
         n = hi - lo
         qd = state.robot_qd[lo:hi]
