@@ -40,9 +40,10 @@ def _cmd_bench(args) -> int:
     from .tools import BENCHMARKS
     if _unknown("bench", "benchmark", args.name, list(BENCHMARKS) + list(ROS_BENCHMARKS)):
         return 2
-    ros_only = {k: getattr(args, k) for k in ("duration", "scene") if getattr(args, k) is not None}
+    ros_only = {k: getattr(args, k) for k in ("duration", "scene", "real_time_factor") if getattr(args, k) is not None}
     if ros_only and args.name not in ROS_BENCHMARKS:
-        print(f"cond-ros bench: --duration/--scene apply to ros_panda_cable only, not {args.name!r}", file=sys.stderr)
+        print(f"cond-ros bench: --duration/--scene/--real-time-factor apply to ros_panda_cable only, not "
+              f"{args.name!r}", file=sys.stderr)
         return 2
     if args.report is not None and args.name != "paper":
         print(f"cond-ros bench: --report applies to paper only, not {args.name!r}", file=sys.stderr)
@@ -59,7 +60,8 @@ def _cmd_bench(args) -> int:
             print(f"cond-ros bench: {args.name} needs rclpy ({exc}); pip install -e '.[ros]'", file=sys.stderr)
             return 2
         result = bench_ros_panda_cable(duration=ros_only.get("duration", ROS_BENCH_DEFAULT_DURATION_S),
-                                       scene=ros_only.get("scene", "panda_cable"), quiet=args.json)
+                                       scene=ros_only.get("scene", "panda_cable"),
+                                       real_time_factor=ros_only.get("real_time_factor", 1.0), quiet=args.json)
     else:
         if args.report is not None:
             extra["report"] = args.report
@@ -221,6 +223,17 @@ def _cmd_replay(args) -> int:
     return _bag_tool("replay", run)
 
 
+def _real_time_factor(text: str) -> float:
+    """The node's ``real_time_factor`` range, [0, 1000] (0: as fast as it can)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0.0 <= value <= 1000.0:  # also NaN
+        raise argparse.ArgumentTypeError(f"must be in [0, 1000] (0: as fast as it can), got {text}")
+    return value
+
+
 def _lag_option(text: str):
     if text in ("none", "auto"):
         return text
@@ -352,6 +365,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--duration", type=float, default=None,
                        help=f"ros_panda_cable: simulated seconds (default {ROS_BENCH_DEFAULT_DURATION_S:g})")
     bench.add_argument("--scene", default=None, help="ros_panda_cable: scene (default panda_cable, 320 segments)")
+    bench.add_argument("--real-time-factor", type=_real_time_factor, default=None,
+                       help="ros_panda_cable: the node's target real-time factor, 0 = as fast as it can (default 1)")
     bench.set_defaults(func=_cmd_bench)
     launch = sub.add_parser("launch", help="start a launch's ROS 2 nodes without launch_ros (panda_cable)")
     launch.add_argument("name", help="launch name (panda_cable: the sim and the winding demo controller)")

@@ -48,6 +48,21 @@ def test_unknown_benchmark_is_a_clear_error(capsys):
     assert "unknown benchmark 'nope'" in err and "box_sliding" in err
 
 
+@pytest.mark.parametrize("value", ["-1", "nan", "1001", "fast"])
+def test_bench_real_time_factor_out_of_range_is_a_clear_error(capsys, value):
+    """The node benchmark's --real-time-factor takes the node parameter's range, [0, 1000]; anything else
+    stops argparse with code 2 and names the option, before the node starts."""
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["bench", "ros_panda_cable", "--real-time-factor", value])
+    assert stop.value.code == 2
+    assert "--real-time-factor" in capsys.readouterr().err
+
+
+def test_bench_real_time_factor_is_for_the_node_benchmark_only(capsys):
+    assert cli.main(["bench", "box_sliding", "--real-time-factor", "0"]) == 2
+    assert "apply to ros_panda_cable only" in capsys.readouterr().err
+
+
 def test_run_headless_writes_csv(tmp_path, capsys):
     """`cond-ros run SCENE --headless --out` writes one CSV row per step and a summary."""
     out_csv = tmp_path / "run.csv"
