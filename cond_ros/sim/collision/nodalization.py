@@ -238,9 +238,10 @@ def _body_point_motion(body_q, body_qd, body, arm, pos, vel):
 
 
 def _moving_columns(model: Model, state: State, layout: dict, robot=None):
-    """Positions, velocities and Jacobians of the particles and body contact points at ``state`` (the columns
-    of :func:`contact_points` that change; ``layout['own']``: the others), followed by ``robot``'s (the
-    position, velocity and Jacobian of each robot contact point) if given."""
+    """Positions (P, 3), velocities (P, 3) and point Jacobians (P, 3, width) of the particles and body contact
+    points at ``state``, the columns that change (``layout['own']`` has the others: radius, friction, owner DOF
+    and size, group, node flag, link; a node point's owner is its body's translational DOFs, J = I),
+    followed by ``robot``'s (the position, velocity and Jacobian of each robot contact point) if given."""
     n_p, n_c = model.particle_count, model.contact_point_count
     n = n_p + n_c + (len(robot[0]) if robot is not None else 0)
     pos, vel = np.empty((n, 3)), np.empty((n, 3))
@@ -259,21 +260,6 @@ def _moving_columns(model: Model, state: State, layout: dict, robot=None):
         pos[n_p + n_c:], vel[n_p + n_c:] = robot[0], robot[1]
         jac = np.concatenate([jac, robot[2]])
     return pos, vel, jac
-
-
-def contact_points(model: Model, state: State, width: int):
-    """World position, radius, velocity, friction and DOF info of every contact-capable point.
-
-    Returns arrays over particles then body contact points: positions (P, 3), radii (P,),
-    velocities (P, 3), friction (P, 2), owner dof (P,), owner size (P,), point Jacobians
-    (P, 3, width), owner group (P,), is-a-node flag (P,), robot link (-1 here). A node point's owner is
-    its body's translational DOFs (size 3, J = I).
-    """
-    layout = per_model(model, _point_layout, width)
-    own = layout["own"]
-    pos, vel, jac = _moving_columns(model, state, layout)
-    return (pos, own["radius"].copy(), vel, own["mu"].copy(), own["dof"].copy(), own["size"].copy(), jac.copy(),
-            own["group"].copy(), own["node"].copy(), own["link"].copy())
 
 
 def self_contact_layout(model: Model, n_points: int):

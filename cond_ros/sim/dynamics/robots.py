@@ -137,8 +137,9 @@ def robot_contact_points(model: Model, state: State, width: int, kinematics=None
     """Contact points on robot links: positions, radii, velocities, friction, owner DOF/size, Jacobians, group,
     node flag (always False: link points get virtual nodes), link index.
 
-    Arrays have the layout of :func:`cond_ros.sim.collision.nodalization.contact_points`; Jacobians are the
-    linear rows of the link Jacobian on the robot's joints (3 x n, zero-padded to ``width``).
+    Arrays by point: positions (P, 3), radii (P,), velocities (P, 3), friction (P, 2), owner DOF and size (P,),
+    Jacobians (P, 3, width), group (P,), node flag (P,), link (P,); the Jacobians are the linear rows of the
+    link Jacobian on the robot's joints (3 x n, zero-padded to ``width``).
     """
     parts = []
     for r, kin in enumerate(kinematics if kinematics is not None else robot_kinematics(model, state)):
