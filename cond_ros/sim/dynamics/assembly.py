@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..jit import kernel
-from ..kinematics.rigid import quat_to_matrix_into
+from ..kinematics.rigid import cross3, quat_to_matrix_into
 from ..model import DampingPolicy, Model, PointKind
 from .fem.elements import assemble_tetrahedra
 from .potentials import add_block, assemble_model_potentials
@@ -229,15 +229,14 @@ def assemble_inertia(particle_mass, particle_qd, particle_force, body_mass, body
                 inertia[r, c] = acc
         for r in range(3):
             ang_mom[r] = inertia[r, 0] * body_qd[j, 3] + inertia[r, 1] * body_qd[j, 4] + inertia[r, 2] * body_qd[j, 5]
+        gyro = cross3((body_qd[j, 3], body_qd[j, 4], body_qd[j, 5]), (ang_mom[0], ang_mom[1], ang_mom[2]))  # C v, eq. 9
         for r in range(3):
-            a, c = (r + 1) % 3, (r + 2) % 3
-            gyro = body_qd[j, 3 + a] * ang_mom[c] - body_qd[j, 3 + c] * ang_mom[a]  # C(q, v) v of eq. (9)
             data[base[r] + r] = body_mass[j] / h + body_damping[j, 0]
             b[dof + r] = body_mass[j] / h * body_qd[j, r] + body_mass[j] * gravity[r] + body_wrench[j, r]
             for k in range(3):
                 data[base[3 + r] + 3 + k] = inertia[r, k] / h
             data[base[3 + r] + 3 + r] += body_damping[j, 1]
-            b[dof + 3 + r] = ang_mom[r] / h - gyro + body_wrench[j, 3 + r]
+            b[dof + 3 + r] = ang_mom[r] / h - gyro[r] + body_wrench[j, 3 + r]
 
 
 @kernel

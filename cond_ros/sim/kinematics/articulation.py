@@ -116,7 +116,8 @@ class Articulation:
 # ----------------------------------------------------------------------------
 # Kernels. Arrays in world coordinates unless named otherwise.
 # ----------------------------------------------------------------------------
-from ..jit import kernel, leaf_kernel  # noqa: E402
+from ..jit import kernel  # noqa: E402
+from .rigid import cross3  # noqa: E402
 
 
 @kernel
@@ -212,13 +213,6 @@ def mass_matrix(link_parent, joint_type, joint_dof, joint_multiplier, link_mass,
         out += link_mass[link] * (lin.T @ lin) + ang.T @ (inertia @ ang)
 
 
-@leaf_kernel
-def _cross(a, b):
-    """a x b of 3-tuples, with np.cross's operations in its order: the same bits, and no array per call
-    (the allocations of np.cross and np.zeros were most of the 30 us of a Panda's bias forces)."""
-    return a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]
-
-
 @kernel
 def _add_link_wrench(link, force, torque, link_parent, joint_type, joint_dof, joint_multiplier, link_pose,
                      joint_axis_world, arm, jac, out):
@@ -274,8 +268,8 @@ def bias_forces(link_parent, joint_type, joint_dof, joint_multiplier, link_mass,
             a_p = (acc[parent, 0], acc[parent, 1], acc[parent, 2])
             r = (link_pose[link, 0, 3] - link_pose[parent, 0, 3], link_pose[link, 1, 3] - link_pose[parent, 1, 3],
                  link_pose[link, 2, 3] - link_pose[parent, 2, 3])
-        turn = _cross(wd_p, r)
-        spin = _cross(w_p, _cross(w_p, r))
+        turn = cross3(wd_p, r)
+        spin = cross3(w_p, cross3(w_p, r))
         for e in range(3):
             omega[link, e] = w_p[e]
             omega_dot[link, e] = wd_p[e]
@@ -285,7 +279,7 @@ def bias_forces(link_parent, joint_type, joint_dof, joint_multiplier, link_mass,
             rate = joint_multiplier[link] * qd[dof]
             axis = joint_axis_world[link]
             moved = (axis[0] * rate, axis[1] * rate, axis[2] * rate)
-            coriolis = _cross(w_p, moved)
+            coriolis = cross3(w_p, moved)
             for e in range(3):
                 if joint_type[link] == 3:  # PRISMATIC: the axis turns with the parent
                     acc[link, e] += 2.0 * coriolis[e]
@@ -300,11 +294,11 @@ def bias_forces(link_parent, joint_type, joint_dof, joint_multiplier, link_mass,
         rot = np.ascontiguousarray(link_pose[link, :3, :3])
         arm = rot @ link_com[link]
         arm3 = (arm[0], arm[1], arm[2])
-        turn = _cross((wd[0], wd[1], wd[2]), arm3)
-        spin = _cross(w3, _cross(w3, arm3))
+        turn = cross3((wd[0], wd[1], wd[2]), arm3)
+        spin = cross3(w3, cross3(w3, arm3))
         inertia = rot @ link_inertia[link] @ rot.T
         gyro = inertia @ w
-        gyro = _cross(w3, (gyro[0], gyro[1], gyro[2]))
+        gyro = cross3(w3, (gyro[0], gyro[1], gyro[2]))
         rotational = inertia @ wd
         for e in range(3):
             force[e] = link_mass[link] * (acc[link, e] + turn[e] + spin[e] - gravity[e])

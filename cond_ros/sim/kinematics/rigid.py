@@ -30,6 +30,12 @@ def quat_to_matrix_into(w, x, y, z, out):
     out[2, 2] = 1 - 2 * (x * x + y * y)
 
 
+@leaf_kernel
+def cross3(a, b):
+    """a x b of 3-tuples, with np.cross's operations in its order (the same bits) and no array per call."""
+    return a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]
+
+
 @kernel
 def quats_to_matrices(quats):
     """Rotation matrices of unit quaternions (k, 4) -> (k, 3, 3)."""

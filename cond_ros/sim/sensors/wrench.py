@@ -20,6 +20,7 @@ from ..collision.nodalization import ContactSet
 from ..dynamics.potentials import PotentialEnds, potential_forces
 from ..jit import kernel
 from ..kinematics.articulation import ArticulationKinematics, point_jacobian_articulated
+from ..kinematics.rigid import cross3
 from ..model import Model, PointKind, State
 from ..validate import ModelError
 
@@ -41,10 +42,7 @@ def cross_sum(points, vectors):
     operations in the same order, without numpy's ~10 us of Python per np.cross."""
     out = np.zeros(3)
     for k in range(points.shape[0]):
-        a, b = points[k], vectors[k]
-        c0 = a[1] * b[2] - a[2] * b[1]
-        c1 = a[2] * b[0] - a[0] * b[2]
-        c2 = a[0] * b[1] - a[1] * b[0]
+        c0, c1, c2 = cross3((points[k, 0], points[k, 1], points[k, 2]), (vectors[k, 0], vectors[k, 1], vectors[k, 2]))
         if k == 0:  # numpy's sum starts from the first row, not from +0 (the sign of a zero)
             out[0], out[1], out[2] = c0, c1, c2
         else:
