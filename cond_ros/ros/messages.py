@@ -9,12 +9,12 @@ from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point, TransformStamped, WrenchStamped
 from rosgraph_msgs.msg import Clock
-from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import JointState
 from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ..cosim import NS_PER_S, WORLD_FRAME
+from ..sim import matrix_to_quat
 
 MARKER_TYPES = {"box": Marker.CUBE, "plane": Marker.CUBE, "sphere": Marker.SPHERE, "cylinder": Marker.CYLINDER,
                 "capsule": Marker.CYLINDER}
@@ -50,7 +50,7 @@ def wrench(values: np.ndarray, frame_id: str, ns: int) -> WrenchStamped:
 
 def _set_rotation(quaternion_msg, matrix: np.ndarray) -> None:
     q = quaternion_msg
-    q.x, q.y, q.z, q.w = (float(v) for v in Rotation.from_matrix(matrix[:3, :3]).as_quat())
+    q.w, q.x, q.y, q.z = matrix_to_quat(matrix)
 
 
 def _set_pose(pose_msg, matrix: np.ndarray) -> None:

@@ -23,7 +23,7 @@ from .dynamics.fem.elements import elastic_forces
 from .dynamics.rod import Rod, RodMaterial, add_rod, add_rod_polyline, clamp_rod_end
 from .kinematics.articulation import Articulation, ArticulationKinematics
 from .kinematics.ik import rotation_error, solve_ik
-from .kinematics.rigid import quat_to_matrix
+from .kinematics.rigid import matrix_to_quat, quat_to_matrix
 from .kinematics.urdf import load_urdf
 from .model import ColliderType, Control, DampingPolicy, GeometryType, JointType, Model, PointKind, PotentialType, State
 from .options import DEFAULT_DT, DEFAULT_SOLVER, SimOptions, override_options
@@ -39,7 +39,8 @@ __all__ = [
     "ColliderType", "SimOptions", "override_options", "DEFAULT_DT", "DEFAULT_SOLVER",
     # building a model
     "ModelBuilder", "body_point", "box_inertia", "particle", "robot_link_point", "sphere_inertia", "world_point",
-    "Articulation", "ArticulationKinematics", "load_urdf", "quat_to_matrix", "solve_ik", "rotation_error",
+    "Articulation", "ArticulationKinematics", "load_urdf", "quat_to_matrix", "matrix_to_quat", "solve_ik",
+    "rotation_error",
     "Rod", "RodMaterial", "add_rod", "add_rod_polyline", "clamp_rod_end",
     "FemMaterial", "SoftBody", "TetMesh", "add_soft_body", "box_mesh", "cylinder_mesh", "sphere_mesh", "read_mesh",
     "write_mesh", "MESH_FORMATS", "elastic_forces",

@@ -9,11 +9,10 @@ import dataclasses
 import time
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 from tqdm import tqdm
 
 from ..scenes import Scene
-from ..sim import ArticulationKinematics
+from ..sim import ArticulationKinematics, matrix_to_quat
 
 AXES = ("fx", "fy", "fz", "tx", "ty", "tz")
 STEP_COLUMNS = ("time_s", "iterations", "residual", "contacts", "max_penetration_m", "collision_ms", "dynamics_ms",
@@ -72,13 +71,14 @@ def _header(scene: Scene) -> list:
     return header
 
 
-def _tool_pose(scene: Scene, kin: ArticulationKinematics) -> list:
+def _tool_pose(scene: Scene, kin: ArticulationKinematics, base_inverse: np.ndarray) -> list:
+    """The tool's position and quaternion (w, x, y, z) in the robot's base frame (``base_inverse``: the
+    inverse of the base's world pose)."""
     model, script = scene.simulator.model, scene.script
     lo, hi = model.robot_dof_offset[script.robot], model.robot_dof_offset[script.robot + 1]
     kin.update(scene.simulator.state.robot_q[lo:hi])
-    pose = np.linalg.solve(kin.art.base_transform, kin.link_pose[script.tool_link])  # in the robot's base frame
-    x, y, z, w = Rotation.from_matrix(pose[:3, :3]).as_quat()
-    return list(pose[:3, 3]) + [w, x, y, z]
+    pose = base_inverse @ kin.link_pose[script.tool_link]
+    return pose[:3, 3].tolist() + list(matrix_to_quat(pose))
 
 
 def run_scene(scene: Scene, steps: int, *, progress: bool = True, desc: str = "run") -> RunResult:
@@ -87,6 +87,7 @@ def run_scene(scene: Scene, steps: int, *, progress: bool = True, desc: str = "r
     header = _header(scene)
     has_tool = scene.tool_link is not None
     kin = ArticulationKinematics(sim.model.robots[scene.script.robot]) if has_tool else None
+    base_inverse = np.linalg.inv(kin.art.base_transform) if has_tool else None
     rows = np.zeros((steps, len(header)))
     t0 = time.perf_counter()
     for k in tqdm(range(steps), desc=desc, unit="step", disable=not progress):
@@ -95,7 +96,7 @@ def run_scene(scene: Scene, steps: int, *, progress: bool = True, desc: str = "r
                st.dynamics_ms, st.solver_ms]
         row += list(sim.state.robot_q)
         if has_tool:
-            row += _tool_pose(scene, kin)
+            row += _tool_pose(scene, kin, base_inverse)
         for sensor in scene.sensors:
             reading, wrench = sensor.update(sim.state.time, sim.previous_state, sim.state, sim.contacts, sim.dt)
             frame = wrench.child_pose if sensor.spec.frame != "parent" else wrench.parent_pose
