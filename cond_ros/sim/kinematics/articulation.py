@@ -147,7 +147,7 @@ def forward_kinematics(link_parent, joint_type, joint_origin, joint_axis, joint_
     A URDF child link's frame is its joint's frame after the joint motion, so the joint sits at the
     link frame's origin. ``first`` > 0 recomputes only the links from ``first`` on and reads the others
     from ``link_pose``: parents precede children, so a change of q that moves no link before ``first``
-    gives the same poses as a full pass (finite differences over one DOF, :func:`gravity_jacobian`).
+    gives the same poses as a full pass (finite differences over one DOF).
     """
     for link in range(first, link_parent.shape[0]):
         parent = link_parent[link]

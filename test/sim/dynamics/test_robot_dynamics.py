@@ -241,3 +241,60 @@ def test_panda_link_points_move_with_their_jacobians():
     np.testing.assert_allclose(jac[:, :, :len(q)], numeric, atol=1e-6)
     assert not jac[:, :, len(q):].any()
     np.testing.assert_allclose(vel, np.einsum("kij,j->ki", jac[:, :, :len(q)], state.robot_qd), atol=1e-12)
+
+
+def _gravity_torques(art, q):
+    kin = ArticulationKinematics(art)
+    kin.update(q)
+    return kin.bias_forces(np.zeros(art.dof_count), (0.0, 0.0, -G))
+
+
+@pytest.mark.parametrize("urdf", ["pendulum", "urdf/panda.urdf", "urdf/two_finger_gripper.urdf"])
+def test_gravity_hessian_is_the_derivative_of_the_gravity_torques(urdf):
+    """The closed-form d g / d q (revolute and prismatic joints, a mimic finger, a fixed flange) against
+    central differences of g(q) from the recursive Newton-Euler pass. The gripper's joints all slide: its g
+    does not depend on q."""
+    from cond_ros.sim.dynamics.robots import gravity_hessian
+    art = pendulum() if urdf == "pendulum" else sim.load_urdf(urdf)
+    rng = np.random.default_rng(3)
+    lower = np.where(np.isfinite(art.dof_lower), art.dof_lower, -np.pi)
+    upper = np.where(np.isfinite(art.dof_upper), art.dof_upper, np.pi)
+    for _ in range(5):
+        q = rng.uniform(lower, upper)
+        kin = ArticulationKinematics(art)
+        kin.update(q)
+        hessian = np.empty((art.dof_count, art.dof_count))
+        gravity_hessian(art.link_parent, art.joint_type, art.joint_dof, art.joint_multiplier, art.link_mass,
+                        art.link_com, kin.link_pose, kin.joint_axis_world, np.array([0.0, 0.0, -G]), hessian)
+        step = 1e-6
+        numeric = np.column_stack([(_gravity_torques(art, q + step * e) - _gravity_torques(art, q - step * e))
+                                   / (2 * step) for e in np.eye(art.dof_count)])
+        scale = max(1.0, np.abs(numeric).max())
+        if urdf.endswith("gripper.urdf"):
+            assert not hessian.any() and np.abs(numeric).max() < 1e-9
+            continue
+        assert np.abs(numeric).max() > 0.1  # gravity does load these joints
+        np.testing.assert_allclose(hessian, numeric, rtol=0, atol=1e-7 * scale)
+        np.testing.assert_array_equal(hessian, hessian.T)
+
+
+def test_panda_gravity_hessian_matches_pinocchio():
+    """The same derivative from Pinocchio's computeGeneralizedGravityDerivatives (independent). That algorithm
+    takes no mimic joints: Pinocchio's model has both fingers free, and ours (finger 2 = finger 1) is its
+    restriction, d2V/dq2 = S^T H S with S mapping our 8 DOFs to its 9."""
+    pin = pytest.importorskip("pinocchio")
+    from cond_ros.sim.dynamics.robots import gravity_hessian
+    model_pin = pin.buildModelFromUrdf("urdf/panda.urdf")
+    data = model_pin.createData()
+    art = sim.load_urdf("urdf/panda.urdf", mesh_primitives=False)
+    assert art.dof_count == 8 and model_pin.nq == 9
+    q = np.array([0.3, -0.6, 0.2, -2.1, 0.4, 1.5, 0.7, 0.03])
+    kin = ArticulationKinematics(art)
+    kin.update(q)
+    hessian = np.empty((8, 8))
+    gravity_hessian(art.link_parent, art.joint_type, art.joint_dof, art.joint_multiplier, art.link_mass,
+                    art.link_com, kin.link_pose, kin.joint_axis_world, np.array([0.0, 0.0, -G]), hessian)
+    restriction = np.vstack([np.eye(8), np.eye(8)[7]])
+    expected = restriction.T @ pin.computeGeneralizedGravityDerivatives(model_pin, data, restriction @ q) @ restriction
+    assert np.abs(expected).max() > 1.0
+    np.testing.assert_allclose(hessian, expected, rtol=0, atol=1e-10 * np.abs(expected).max())
