@@ -84,7 +84,7 @@ class Simulator:
         new_state, stats = self.solver.step(self.state, control, contacts, self.dt)
         stats.collision_ms = collision_ms
         for name in ("particle_q", "particle_qd", "body_q", "body_quat", "body_qd", "robot_q", "robot_qd"):
-            if not np.all(np.isfinite(getattr(new_state, name))):
+            if not np.isfinite(getattr(new_state, name)).all():
                 raise SimulationError(f"non-finite {name} at t = {new_state.time:.4f} s; the state was not updated")
         self.previous_state = self.state
         self.state = new_state

@@ -20,7 +20,7 @@ def finite_array(name: str, value, shape=None) -> np.ndarray:
         raise ModelError(f"{name}: expected numbers, got {value!r}") from exc
     if shape is not None and arr.shape != tuple(shape):
         raise ModelError(f"{name}: expected shape {tuple(shape)}, got {arr.shape}")
-    if not np.all(np.isfinite(arr)):
+    if not np.isfinite(arr).all():
         raise ModelError(f"{name}: must be finite, got {value!r}")
     return arr
 

@@ -77,7 +77,7 @@ def subtree_momentum(links, link_parent, joint_type, joint_dof, joint_multiplier
 
 def _cross(a, b) -> np.ndarray:
     """a x b of two 3-vectors (np.cross's bits; see :func:`cross_sum`)."""
-    return cross_sum(np.reshape(a, (1, 3)), np.reshape(b, (1, 3)))
+    return np.array(cross3((a[0], a[1], a[2]), (b[0], b[1], b[2])))
 
 
 @dataclasses.dataclass
