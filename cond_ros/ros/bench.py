@@ -19,12 +19,31 @@ import time
 
 import numpy as np
 
+RSS_EVERY_STEPS = 100  # 1 s of sim time at the cable scenes' 10 ms
+
 
 def _percentiles(values_ms) -> dict:
     values = np.asarray(values_ms, dtype=float)
     if len(values) == 0:
         return dict(median=None, p99=None)
     return dict(median=float(np.median(values)), p99=float(np.percentile(values, 99)))
+
+
+def _rss_mb() -> float:
+    """This process's resident set size now (Linux: /proc/self/statm), in MB."""
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
+def _memory(samples) -> dict:
+    """Peak RSS, and the growth from the end of the run's first tenth (caches, the first messages and
+    arrays are made by then) to its end: a leak shows as growth that scales with the run's length."""
+    if not samples:
+        return dict(rss_peak_mb=None, rss_growth_mb=None, rss_samples=[])
+    rss = [mb for _, mb in samples]
+    settled = samples[len(samples) // 10][1]
+    return dict(rss_peak_mb=max(rss), rss_growth_mb=rss[-1] - settled,
+                rss_samples=[[round(t, 1), round(mb, 1)] for t, mb in samples])
 
 
 def _wait_for_peers(node, executor, timeout: float = 60.0) -> None:
@@ -61,7 +80,7 @@ def bench_ros_panda_cable(*, duration: float = 10.0, scene: str = "panda_cable",
         subprocess.Popen([sys.executable, "-m", "cond_ros.ros.bench", probe_file], env=env, stdout=quiet_output,
                          stderr=quiet_output),
     ]
-    records = {}  # stamp_ns -> (step start, physics done, published): wall times of this process
+    rss = []  # (wall s since play, RSS MB), every RSS_EVERY_STEPS steps
     try:
         with rclpy.init(args=[]):
             node = SimNode(parameter_overrides=[Parameter("scene", value=scene), Parameter("start_paused", value=True),
@@ -72,12 +91,22 @@ def bench_ros_panda_cable(*, duration: float = 10.0, scene: str = "panda_cable",
             steps = int(round(duration / node.sim.dt))
             progress = tqdm(total=steps, desc=f"ros {scene}", unit="step", disable=quiet)
 
+            # preallocated: a dict of tuples grew this process by ~1.7 MB a minute, which read as the node's
+            stamps = np.zeros(steps, np.int64)
+            times = np.zeros((steps, 3))  # step start, physics done, published: wall times of this process
+            recorded = [0]
+
             def record(stamp_ns, start, stepped, published):
-                records[stamp_ns] = (start, stepped, published)
+                k = recorded[0]
+                if k < steps:
+                    stamps[k], times[k] = stamp_ns, (start, stepped, published)
+                    recorded[0] = k + 1
+                if k % RSS_EVERY_STEPS == 0:
+                    rss.append((published - wall0, _rss_mb()))
                 progress.update()
             node.on_step = record
-            node.pause(False)
             wall0 = time.monotonic()
+            node.pause(False)
             node.spin(executor, stop=lambda: node.clock.steps >= steps)
             wall = time.monotonic() - wall0
             progress.close()
@@ -96,15 +125,16 @@ def bench_ros_panda_cable(*, duration: float = 10.0, scene: str = "panda_cable",
     with open(probe_file) as fh:
         received = {int(k): v for k, v in json.load(fh).items()}
     os.unlink(probe_file)
-    latency = [1e3 * (received[k] - records[k][1]) for k in records if k in received]
-    publish = [1e3 * (r[2] - r[1]) for r in records.values()]
-    step = [1e3 * (r[1] - r[0]) for r in records.values()]
+    stamps, times = stamps[:recorded[0]], times[:recorded[0]]
+    latency = [1e3 * (received[int(k)] - t[1]) for k, t in zip(stamps, times) if int(k) in received]
+    publish = 1e3 * (times[:, 2] - times[:, 1])
+    step = 1e3 * (times[:, 1] - times[:, 0])
     return {"scene": scene, "cable_segments": segments, "dt_s": dt, "duration_s": steps * dt, "steps": steps,
             "wall_s": wall, "target_real_time_factor": real_time_factor,
             "realtime_factor": steps * dt / wall if wall > 0 else None, "overruns": summary["overruns"],
             "step_ms": _percentiles(step), "publish_ms": _percentiles(publish),
             "step_to_subscriber_latency_ms": _percentiles(latency), "latency_samples": len(latency),
-            "machine_cores": os.cpu_count()}
+            **_memory(rss), "machine_cores": os.cpu_count()}
 
 
 def probe(out_path: str) -> None:
