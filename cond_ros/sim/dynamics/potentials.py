@@ -20,7 +20,7 @@ import numpy as np
 
 from ..jit import kernel, leaf_kernel
 from ..kinematics.rigid import quat_to_matrix_into, rotation_log_into
-from ..model import DampingPolicy, Model, PointKind, PotentialType, State
+from ..model import DampingPolicy, Model, PointKind, PotentialType, State, per_model
 from .robots import robot_kinematics
 
 
@@ -36,8 +36,9 @@ class PotentialEnds:
 
     def __init__(self, model: Model, state: State, width: int, kinematics=None, potentials=None):
         """``potentials``: indices of the potentials to evaluate (default all); the arrays follow their order."""
-        which = np.arange(model.potential_count) if potentials is None else np.asarray(potentials, np.int64)
-        count = len(which)
+        which = None if potentials is None else tuple(int(u) for u in potentials)
+        kind, index, local, on_robot = per_model(model, _end_layout, which)
+        count = len(kind)
         self.pos = np.zeros((count, 2, 3))
         self.rot = np.zeros((count, 2, 3, 3))
         self.jac_lin = np.zeros((count, 2, 3, width))
@@ -46,25 +47,32 @@ class PotentialEnds:
         self.size = np.zeros((count, 2), dtype=np.int64)
         if count == 0:
             return
-        kind = model.potential_kind[which]
-        free_end_kinematics(kind, model.potential_index[which], model.potential_local[which], state.particle_q,
-                            state.body_q, state.body_quat, model.body_dof_start, self.pos, self.rot, self.jac_lin,
-                            self.jac_ang, self.dof, self.size)
-        on_robot = np.argwhere(kind == PointKind.ROBOT_LINK)
-        if len(on_robot) == 0:
+        free_end_kinematics(kind, index, local, state.particle_q, state.body_q, state.body_quat,
+                            model.body_dof_start, self.pos, self.rot, self.jac_lin, self.jac_ang, self.dof, self.size)
+        if not on_robot:
             return
         if kinematics is None:
             kinematics = robot_kinematics(model, state)
-        for u, x in on_robot:
-            robot, link = int(model.potential_index[which[u], x]), int(model.potential_link[which[u], x])
+        for u, x, robot, link in on_robot:
             kin = kinematics[robot]
             pose = kin.link_pose[link]
-            point = pose[:3, :3] @ model.potential_local[which[u], x] + pose[:3, 3]
+            point = pose[:3, :3] @ local[u, x] + pose[:3, 3]
             jac = kin.jacobian(link, point)
             lo, hi = model.robot_dof_offset[robot], model.robot_dof_offset[robot + 1]
             self.pos[u, x], self.rot[u, x] = point, pose[:3, :3]
             self.jac_lin[u, x, :, :hi - lo], self.jac_ang[u, x, :, :hi - lo] = jac[:3], jac[3:]
             self.dof[u, x], self.size[u, x] = model.robot_dof_start + lo, hi - lo
+
+
+def _end_layout(model: Model, which):
+    """(kind, index, local point) of the ends of potentials ``which`` (a tuple; None: all), and (potential,
+    end, robot, link) of those on robot links: model constants, made once per model (``per_model``)."""
+    which = np.arange(model.potential_count) if which is None else np.asarray(which, np.int64)
+    kind = np.ascontiguousarray(model.potential_kind[which])
+    on_robot = [(int(u), int(x), int(model.potential_index[which[u], x]), int(model.potential_link[which[u], x]))
+                for u, x in np.argwhere(kind == PointKind.ROBOT_LINK)]
+    index, local = (np.ascontiguousarray(column[which]) for column in (model.potential_index, model.potential_local))
+    return kind, index, local, on_robot
 
 
 @kernel

@@ -129,7 +129,14 @@ def gravity_stiffness(kin: ArticulationKinematics, gravity) -> np.ndarray:
     hessian = np.empty((n, n))
     gravity_hessian(a.link_parent, a.joint_type, a.joint_dof, a.joint_multiplier, a.link_mass, a.link_com,
                     kin.link_pose, kin.joint_axis_world, np.asarray(gravity, dtype=np.float64), hessian)
-    values, vectors = np.linalg.eigh(hessian)
+    return spd_projection(hessian)
+
+
+@kernel
+def spd_projection(sym):
+    """The symmetric matrix ``sym`` with its negative eigenvalues set to zero (numpy's eigh and products, at
+    half the cost of calling them from Python)."""
+    values, vectors = np.linalg.eigh(sym)
     return (vectors * np.maximum(values, 0.0)) @ vectors.T
 
 
