@@ -36,7 +36,7 @@ import dataclasses
 import numpy as np
 
 from ..dynamics.assembly import SystemPattern
-from ..dynamics.robots import joint_limit_candidates, robot_contact_points, robot_kinematics
+from ..dynamics.robots import joint_limit_candidates, robot_contact_points, robot_kinematics, robot_point_motion
 from ..jit import kernel, leaf_kernel
 from ..kinematics.rigid import cross3, point_jacobian, quats_to_matrices
 from ..linalg import jacobian_velocity
@@ -285,8 +285,7 @@ def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: fl
     kinematics = robot_kinematics(model, state) if model.robots else []
     robot = None
     if model.robots:
-        robot_pos, _, robot_vel, _, _, _, robot_jac, _, _, _ = robot_contact_points(model, state, width, kinematics)
-        robot = (robot_pos, robot_vel, robot_jac)
+        robot = robot_point_motion(model, state, width, kinematics)
     pos, vel, jac = _moving_columns(model, state, layout, robot)
     radius, mu, group, node, active, tested = (layout[k] for k in ("radius", "mu", "group", "node", "active", "tested"))
     point_kind, point_index = layout["kind"], layout["index"]

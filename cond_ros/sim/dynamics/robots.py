@@ -22,6 +22,8 @@ from ..kinematics.articulation import ArticulationKinematics, point_jacobian_art
 from ..kinematics.rigid import cross3
 from ..model import Control, Model, State
 
+LIMIT_SIDES = np.array([1.0, -1.0])  # a joint limit's side: +1 the lower limit (q >= lower), -1 the upper
+
 
 def robot_kinematics(model: Model, state: State) -> list:
     """Forward kinematics of every robot at the state's joint positions."""
@@ -152,6 +154,48 @@ def link_point_jacobians(point_link, points, link_parent, joint_type, joint_dof,
         out[k, :, :dof_count] = scratch[:out.shape[1]]
 
 
+@kernel
+def link_point_motion(point_link, point_local, link_parent, joint_type, joint_dof, joint_multiplier, link_pose,
+                      joint_axis_world, qd, pos, vel, jac):
+    """World position, velocity and linear Jacobian (into ``jac[k, :, :len(qd)]``) of each point k fixed to
+    link point_link[k] at ``point_local[k]`` in that link's frame: one call per robot and step."""
+    n = qd.shape[0]
+    scratch = np.empty((6, n))
+    for k in range(point_link.shape[0]):
+        link = point_link[k]
+        for e in range(3):
+            pos[k, e] = (link_pose[link, e, 0] * point_local[k, 0] + link_pose[link, e, 1] * point_local[k, 1]
+                         + link_pose[link, e, 2] * point_local[k, 2] + link_pose[link, e, 3])
+        point_jacobian_articulated(link, pos[k], link_parent, joint_type, joint_dof, joint_multiplier, link_pose,
+                                   joint_axis_world, scratch)
+        for e in range(3):
+            total = 0.0
+            for j in range(n):
+                jac[k, e, j] = scratch[e, j]
+                total += scratch[e, j] * qd[j]
+            vel[k, e] = total
+
+
+def robot_point_motion(model: Model, state: State, width: int, kinematics) -> tuple:
+    """Positions (P, 3), velocities (P, 3) and linear Jacobians (P, 3, width) of every robot's contact points
+    (the columns of :func:`robot_contact_points` that change with the state), robot after robot."""
+    parts = []
+    for r, kin in enumerate(kinematics):
+        art = kin.art
+        lo, hi = model.robot_dof_offset[r], model.robot_dof_offset[r + 1]
+        link, local = art.contact_point_links
+        pos, vel, jac = np.empty((len(link), 3)), np.empty((len(link), 3)), np.zeros((len(link), 3, width))
+        link_point_motion(link, local, art.link_parent, art.joint_type, art.joint_dof, art.joint_multiplier,
+                          kin.link_pose, kin.joint_axis_world, np.ascontiguousarray(state.robot_qd[lo:hi]), pos, vel,
+                          jac)
+        parts.append((pos, vel, jac))
+    if len(parts) == 1:
+        return parts[0]
+    if not parts:
+        return np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3, width))
+    return tuple(np.concatenate(column) for column in zip(*parts))
+
+
 def robot_contact_points(model: Model, state: State, width: int, kinematics=None):
     """Contact points on robot links: positions, radii, velocities, friction, owner DOF/size, Jacobians, group,
     node flag (always False: link points get virtual nodes), link index.
@@ -160,26 +204,23 @@ def robot_contact_points(model: Model, state: State, width: int, kinematics=None
     Jacobians (P, 3, width), group (P,), node flag (P,), link (P,); the Jacobians are the linear rows of the
     link Jacobian on the robot's joints (3 x n, zero-padded to ``width``).
     """
-    parts = []
-    for r, kin in enumerate(kinematics if kinematics is not None else robot_kinematics(model, state)):
-        art = kin.art
-        lo, hi = model.robot_dof_offset[r], model.robot_dof_offset[r + 1]
-        geom, local, radius = art.contact_points
-        link = art.geom_link[geom].astype(np.int64)
-        frame = kin.link_pose[link] @ art.geom_origin[geom]
-        pos = np.einsum("kij,kj->ki", frame[:, :3, :3], local) + frame[:, :3, 3]
-        jac = np.zeros((len(geom), 3, width))
-        link_point_jacobians(link, pos, art.link_parent, art.joint_type, art.joint_dof, art.joint_multiplier,
-                             kin.link_pose, kin.joint_axis_world, hi - lo, jac)
-        count = len(geom)
-        parts.append((pos, radius, jac[:, :, :hi - lo] @ state.robot_qd[lo:hi], np.tile(model.robot_mu[r], (count, 1)),
-                      np.full(count, model.robot_dof_start + lo, np.int64), np.full(count, hi - lo, np.int64), jac,
-                      np.full(count, model.robot_group(r), np.int64), np.zeros(count, bool), link))
-    if not parts:
+    kinematics = kinematics if kinematics is not None else robot_kinematics(model, state)
+    if not kinematics:
         return (np.zeros((0, 3)), np.zeros(0), np.zeros((0, 3)), np.zeros((0, 2)), np.zeros(0, np.int64),
                 np.zeros(0, np.int64), np.zeros((0, 3, width)), np.zeros(0, np.int64), np.zeros(0, bool),
                 np.zeros(0, np.int64))
-    return tuple(np.concatenate(column) for column in zip(*parts))
+    pos, vel, jac = robot_point_motion(model, state, width, kinematics)
+    parts = []
+    for r, kin in enumerate(kinematics):
+        art = kin.art
+        lo, hi = model.robot_dof_offset[r], model.robot_dof_offset[r + 1]
+        link = art.contact_point_links[0]
+        count = len(link)
+        parts.append((art.contact_points[2], np.tile(model.robot_mu[r], (count, 1)),
+                      np.full(count, model.robot_dof_start + lo, np.int64), np.full(count, hi - lo, np.int64),
+                      np.full(count, model.robot_group(r), np.int64), np.zeros(count, bool), link))
+    radius, mu, dof, size, group, node, link = (np.concatenate(column) for column in zip(*parts))
+    return pos, radius, vel, mu, dof, size, jac, group, node, link
 
 
 def joint_limit_candidates(model: Model, state: State, dt: float, width: int):
@@ -192,11 +233,13 @@ def joint_limit_candidates(model: Model, state: State, dt: float, width: int):
         lo, hi = model.robot_dof_offset[r], model.robot_dof_offset[r + 1]
         q, qd = state.robot_q[lo:hi], state.robot_qd[lo:hi]
         # columns: lower, upper; a joint far from both (every joint, most steps) costs no Python
-        side = np.array([1.0, -1.0])
-        gap = side * (q[:, None] - np.column_stack([art.dof_lower, art.dof_upper]))  # +-inf: no limit
-        near = np.isfinite(gap) & (gap < model.contact_margin + 2.0 * dt * np.maximum(0.0, -side * qd[:, None]))
+        gap = LIMIT_SIDES * (q[:, None] - art.dof_limits)  # +-inf: no limit
+        near = np.isfinite(gap) & (gap < model.contact_margin + 2.0 * dt * np.maximum(0.0, -LIMIT_SIDES * qd[:, None]))
+        if not near.any():
+            continue
         for i, s in np.argwhere(near):  # row-major: joint by joint, lower before upper
+            side = LIMIT_SIDES[s]
             jac = np.zeros((3, width))
-            jac[0, i] = side[s]
-            rows.append((lo + i, side[s], gap[i, s], model.robot_dof_start + lo, hi - lo, jac, model.robot_group(r)))
+            jac[0, i] = side
+            rows.append((lo + i, side, gap[i, s], model.robot_dof_start + lo, hi - lo, jac, model.robot_group(r)))
     return rows

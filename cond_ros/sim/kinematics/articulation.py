@@ -100,6 +100,19 @@ class Articulation:
                 radius.append(rad)
         return np.array(geom, np.int64), np.array(local, float).reshape(-1, 3), np.array(radius, float)
 
+    @functools.cached_property
+    def dof_limits(self) -> np.ndarray:
+        """(n, 2): each DOF's lower and upper limit (+-inf where it has none)."""
+        return np.column_stack([self.dof_lower, self.dof_upper])
+
+    @functools.cached_property
+    def contact_point_links(self):
+        """(link, point in the link's frame) of each of :attr:`contact_points`, for kernels that place them."""
+        geom, local, _ = self.contact_points
+        origin = self.geom_origin[geom]
+        return (self.geom_link[geom].astype(np.int64),
+                np.ascontiguousarray(np.einsum("kij,kj->ki", origin[:, :3, :3], local) + origin[:, :3, 3]))
+
     def link_index(self, name: str) -> int:
         try:
             return self.link_name.index(name)
