@@ -33,19 +33,21 @@ def quat_to_matrix_into(w, x, y, z, out):
 @kernel
 def matrix_to_quat(rot):
     """The unit quaternion (w, x, y, z) of rotation matrix ``rot`` (3 x 3, or the rotation block of a larger
-    one), w >= 0. Shepperd's method: the square root is taken of the largest of 1 + trace and the diagonal
-    terms' 1 + 2 r_ii - trace, so no component is found by dividing by a small one. One call costs ~1 us
-    where scipy's Rotation.from_matrix(...).as_quat() costs ~60 (it checks and batches in Python)."""
+    one). Shepperd's method: the square root is taken of the largest of 1 + 2 r_ii - trace (i = x, y, z) and
+    1 + trace, first largest on a tie, so no component is found by dividing by a small one; that component
+    comes out positive. These are scipy's choices, so the sign is scipy's too: a tool pointing down (a half
+    turn, w ~ 0) keeps x > 0 instead of flipping sign as w wiggles through zero. One call costs ~1 us where
+    scipy's Rotation.from_matrix(...).as_quat() costs ~60 (it checks and batches in Python)."""
     trace = rot[0, 0] + rot[1, 1] + rot[2, 2]
-    if trace >= rot[0, 0] and trace >= rot[1, 1] and trace >= rot[2, 2]:
-        w, x, y, z = 1.0 + trace, rot[2, 1] - rot[1, 2], rot[0, 2] - rot[2, 0], rot[1, 0] - rot[0, 1]
-    elif rot[0, 0] >= rot[1, 1] and rot[0, 0] >= rot[2, 2]:
+    if rot[0, 0] >= rot[1, 1] and rot[0, 0] >= rot[2, 2] and rot[0, 0] >= trace:
         w, x, y, z = rot[2, 1] - rot[1, 2], 1.0 - trace + 2.0 * rot[0, 0], rot[1, 0] + rot[0, 1], rot[2, 0] + rot[0, 2]
-    elif rot[1, 1] >= rot[2, 2]:
+    elif rot[1, 1] >= rot[2, 2] and rot[1, 1] >= trace:
         w, x, y, z = rot[0, 2] - rot[2, 0], rot[0, 1] + rot[1, 0], 1.0 - trace + 2.0 * rot[1, 1], rot[2, 1] + rot[1, 2]
-    else:
+    elif rot[2, 2] >= trace:
         w, x, y, z = rot[1, 0] - rot[0, 1], rot[0, 2] + rot[2, 0], rot[1, 2] + rot[2, 1], 1.0 - trace + 2.0 * rot[2, 2]
-    scale = (1.0 if w >= 0.0 else -1.0) / np.sqrt(w * w + x * x + y * y + z * z)
+    else:
+        w, x, y, z = 1.0 + trace, rot[2, 1] - rot[1, 2], rot[0, 2] - rot[2, 0], rot[1, 0] - rot[0, 1]
+    scale = 1.0 / np.sqrt(w * w + x * x + y * y + z * z)
     return w * scale, x * scale, y * scale, z * scale
 
 
