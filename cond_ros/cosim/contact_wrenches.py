@@ -8,6 +8,8 @@ body (a cable touching itself) and joint limits are left out.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..sim import ColliderType, ContactSet, Model
@@ -28,46 +30,85 @@ class BodyNames:
         self.group = group + [art.name for art in model.robots]
         self.collider = [f"{ColliderType(int(t)).name.lower()}{i}" for i, t in enumerate(model.collider_type)]
 
+    @functools.cached_property
+    def ids(self) -> _NameIds:
+        """The names as integers, for :func:`pair_wrenches`."""
+        return _NameIds(self)
+
     def side(self, group: int, link: int) -> str:
         robot = group - self.model.particle_count - self.model.body_count
         if robot >= 0 and link >= 0:
             return self.links[robot][link]
         return self.group[group]
 
-    def group_of_dof(self, dof: int) -> int:
-        """The DOF group of a node's first DOF in v (a particle, or a body's translation)."""
+    def group_of_dof(self, dof):
+        """The DOF group of a node's first DOF in v (a particle, or a body's translation); an int or an array."""
         m = self.model
-        if dof < m.body_dof_start:
-            return dof // 3
-        return m.particle_count + (dof - m.body_dof_start) // 6
+        return np.where(dof < m.body_dof_start, dof // 3, m.particle_count + (dof - m.body_dof_start) // 6)
+
+
+class _NameIds:
+    """Each distinct name of a :class:`BodyNames` as an integer id, and lookups from groups, links and
+    colliders to ids. ``rank``: an id's place in string order, which decides a pair's order and sign."""
+
+    def __init__(self, names: BodyNames):
+        model = names.model
+        every = names.group + [n for links in names.links for n in links] + names.collider
+        self.name = list(dict.fromkeys(every))
+        index = {n: i for i, n in enumerate(self.name)}
+        self.group = np.array([index[n] for n in names.group], np.int64)
+        self.collider = np.array([index[n] for n in names.collider], np.int64)
+        first_robot = model.particle_count + model.body_count
+        width = max((len(links) for links in names.links), default=0)
+        self.link = np.full((len(names.links), max(width, 1)), -1, np.int64)  # by robot and link
+        for r, links in enumerate(names.links):
+            self.link[r, :len(links)] = [index[n] for n in links]
+        self.first_robot = first_robot
+        order = sorted(range(len(self.name)), key=self.name.__getitem__)
+        self.rank = np.empty(len(self.name), np.int64)
+        self.rank[order] = np.arange(len(order))
+        self.by_rank = [self.name[i] for i in order]
+
+    def side(self, group: np.ndarray, link: np.ndarray) -> np.ndarray:
+        """Ids of contact sides: a robot link's where the side is on a robot with a link, else its group's."""
+        group = np.asarray(group, np.int64)
+        out = self.group[group]
+        robot = group - self.first_robot
+        on_link = (robot >= 0) & (link >= 0)
+        out[on_link] = self.link[robot[on_link], link[on_link]]
+        return out
 
 
 def pair_wrenches(names: BodyNames, contacts: ContactSet | None) -> dict:
     """{(name a, name b): wrench (6,) that b exerts on a: force [N], torque about the origin [N m]}, in
-    name order."""
+    name order.
+
+    Contacts are named and grouped with arrays (a Python loop over a wound cable's ~250 contacts cost
+    ~0.3 ms of the node's step); ``np.add.at`` adds each pair's contacts in contact order, the sums a
+    loop over the contacts makes."""
     if contacts is None or contacts.count == 0:
         return {}
-    model = names.model
+    ids = names.ids
     force = contacts.world_forces()  # on side a
     torque = np.cross(contacts.position, force)
     link = contacts.link if contacts.link is not None else np.full((contacts.count, 2), -1)
-    out: dict = {}
-    for m in range(contacts.count):
-        a = names.side(int(contacts.point_group[m]), int(link[m, 0]))
-        if contacts.collider[m] >= 0:
-            b = names.collider[int(contacts.collider[m])]
-        elif contacts.dof_b[m] >= model.dof_count:  # side b is a virtual node on its owner
-            node = (contacts.dof_b[m] - model.dof_count) // 3
-            b = names.side(int(contacts.vn_group[node]), int(link[m, 1]))
-        elif contacts.dof_b[m] >= 0:  # side b is a node (particle, rod segment centre)
-            b = names.group[names.group_of_dof(int(contacts.dof_b[m]))]
-        else:
-            continue  # a joint limit
-        if a == b:
-            continue
-        sign = 1.0 if a < b else -1.0
-        key = (a, b) if a < b else (b, a)
-        wrench = out.setdefault(key, np.zeros(6))
-        wrench[:3] += sign * force[m]
-        wrench[3:] += sign * torque[m]
-    return dict(sorted(out.items()))
+    a = ids.side(contacts.point_group, link[:, 0])
+    b = np.full(contacts.count, -1, np.int64)
+    on_collider = contacts.collider >= 0
+    b[on_collider] = ids.collider[contacts.collider[on_collider]]
+    dof_count = names.model.dof_count
+    on_virtual_node = ~on_collider & (contacts.dof_b >= dof_count)  # side b is a virtual node on its owner
+    node = (contacts.dof_b[on_virtual_node] - dof_count) // 3
+    b[on_virtual_node] = ids.side(contacts.vn_group[node], link[on_virtual_node, 1])
+    on_node = ~on_collider & (contacts.dof_b >= 0) & (contacts.dof_b < dof_count)  # a particle, a rod segment
+    b[on_node] = ids.group[names.group_of_dof(contacts.dof_b[on_node])]
+    keep = (b >= 0) & (a != b)  # no joint limits, no contacts within one body
+    a, b = a[keep], b[keep]
+    rank_a, rank_b = ids.rank[a], ids.rank[b]
+    sign = np.where(rank_a < rank_b, 1.0, -1.0)
+    low, high = np.minimum(rank_a, rank_b), np.maximum(rank_a, rank_b)
+    pairs, which = np.unique(low * len(ids.name) + high, return_inverse=True)  # sorted: name order
+    sums = np.zeros((len(pairs), 6))
+    np.add.at(sums, which, np.hstack([force[keep], torque[keep]]) * sign[:, None])
+    by_rank = ids.by_rank
+    return {(by_rank[p // len(ids.name)], by_rank[p % len(ids.name)]): sums[k] for k, p in enumerate(pairs)}
