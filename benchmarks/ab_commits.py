@@ -23,7 +23,7 @@ import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
-TIMING_WORDS = ("_ms", "realtime", "wall", "csv")
+TIMING_WORDS = ("_ms", "realtime", "wall", "csv", "overruns", "rss", "latency_samples")  # measured, not simulated
 
 
 def _run(cmd, **kwargs):
@@ -43,8 +43,15 @@ def _bench(tree: pathlib.Path, bench: str, extra: list) -> dict:
     return json.loads(_run(cmd, cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)}))
 
 
-def _numbers(result: dict) -> dict:
-    return {k: v for k, v in result.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+def _numbers(result: dict, prefix: str = "") -> dict:
+    """The numbers of a benchmark's JSON, nested ones as "outer.inner" (the node's latency median and p99)."""
+    out = {}
+    for k, v in result.items():
+        if isinstance(v, dict):
+            out.update(_numbers(v, f"{prefix}{k}."))
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            out[f"{prefix}{k}"] = v
+    return out
 
 
 def main():
