@@ -1,6 +1,6 @@
 """panda_cable's cost per step against its segment count: the scaling table and plot of issue 29.
 
-    python benchmarks/cable_scaling.py [--segments 160 320 640 1280] [--steps 1000] [--repeats 3]
+    python benchmarks/cable_scaling.py [--segments 160 320 640 1280] [--steps 1000] [--repeats 3] [--plot-only]
 
 Runs ``cond-ros bench panda_cable --segments N --steps STEPS`` for every N in turn, ``--repeats`` rounds
 (interleaved, so every size sees the same machine load), each in its own process, and takes medians per
@@ -38,8 +38,8 @@ def _plot(table: list, fit: dict, path: pathlib.Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
-    fig = Figure(figsize=(7, 4.2), dpi=120)
-    ax = fig.add_subplot()
+    fig = Figure(figsize=(11, 4.2), dpi=120)
+    ax, per = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
     segments = np.array([row["segments"] for row in table], float)
     bottom = np.zeros(len(table))
     for stage in STAGES:  # bars a third of an octave wide on a log2 axis
@@ -49,13 +49,26 @@ def _plot(table: list, fit: dict, path: pathlib.Path) -> None:
     ax.plot(segments, [row["wall_ms_per_step"] for row in table], "ko-", label="wall per step")
     dense = np.geomspace(segments.min(), segments.max(), 50)
     ax.plot(dense, fit["intercept_ms"] + fit["ms_per_segment"] * dense, "k--", lw=0.8,
-            label=f"fit: {fit['intercept_ms']:.2f} ms + {1e3 * fit['ms_per_segment']:.2f} us x segments")
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(segments, [str(int(n)) for n in segments])
-    ax.set_xlabel("cable segments")
+            label=f"fit: {fit['intercept_ms']:.2f} ms + {1e3 * fit['ms_per_segment']:.2f} us x segments "
+                  "(a line; the axis is log2)")
     ax.set_ylabel("ms per step (dt = 10 ms)")
-    ax.set_title("panda_cable, whole steps: cost against segments (medians)")
-    ax.legend(fontsize=8)
+    ax.set_title("panda_cable, whole steps (medians)")
+    # the right panel: what a segment costs, on average (the fixed cost shared out) and at the margin
+    per.plot(segments, [1e3 * row["wall_ms_per_segment"] for row in table], "o-", label="wall / segments")
+    marginal = fit.get("marginal_ms_per_segment")
+    if marginal:
+        middle = np.sqrt(segments[:-1] * segments[1:])
+        per.plot(middle, 1e3 * np.array(marginal), "s-", label="marginal: d wall / d segments")
+        mean = 1e3 * float(np.mean(marginal))
+        per.axhspan(0.9 * mean, 1.1 * mean, color="0.85", label="marginal mean +-10 % (a 20 % band)")
+    per.set_ylim(bottom=0)
+    per.set_ylabel("us per segment and step")
+    per.set_title("cost of a segment")
+    for axis in (ax, per):
+        axis.set_xscale("log", base=2)
+        axis.set_xticks(segments, [str(int(n)) for n in segments])
+        axis.set_xlabel("cable segments")
+        axis.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path)
 

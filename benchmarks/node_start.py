@@ -1,6 +1,6 @@
-"""How long ``cond_sim`` takes from its start to its first step, with the kernels already cached.
+"""How long ``cond_sim`` takes from its start to its first step, with the kernels already cached (or not).
 
-    python benchmarks/node_start.py [--venv DIR] [--repeats 3] [--scene panda_cable_small] [--out FILE]
+    python benchmarks/node_start.py [--venv DIR] [--cold] [--repeats 3] [--scene panda_cable_small] [--out FILE]
 
 Without ``--venv`` it starts this environment's ``cond_sim``. With ``--venv DIR`` (an install of a wheel,
 e.g. ``pip wheel --no-deps -w dist . && python -m venv --system-site-packages DIR && DIR/bin/pip install
@@ -9,6 +9,9 @@ of its own, as a system install is to a user: its kernels then come from ``~/.ca
 ``cond-ros compile`` runs first (untimed) so the cache is filled. Each start runs at real-time factor 0
 and is stopped once the node has logged its ready line, which follows its warm-up step (kernels loaded,
 scene built, one step taken): the time to that line is the time to the first step.
+
+``--cold`` gives every start an empty numba cache of its own (``NUMBA_CACHE_DIR``) and skips the compile: the
+first start after an install that did not run ``cond-ros compile``.
 
 Writes every start's seconds and their median to ``benchmarks/results/node_start.json`` (or ``--out``).
 Needs the ``ros`` extra, and for ``--venv`` ``unshare`` with permission to mount.
@@ -64,6 +67,7 @@ def main() -> int:
                                                                         "started read-only")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--scene", default="panda_cable_small")
+    parser.add_argument("--cold", action="store_true", help="each start compiles every kernel (an empty cache)")
     parser.add_argument("--out", type=pathlib.Path, default=RESULTS / "node_start.json")
     args = parser.parse_args()
     env = dict(os.environ)
@@ -77,16 +81,20 @@ def main() -> int:
         wrap = lambda command: command  # noqa: E731
         bindir = pathlib.Path(sys.executable).parent
         cond_ros, cond_sim = str(bindir / "cond-ros"), str(bindir / "cond_sim")
-    compiled = subprocess.run(wrap([cond_ros, "compile", args.scene]), env=env, capture_output=True, text=True)
-    if compiled.returncode != 0:
-        raise SystemExit(f"cond-ros compile failed:\n{compiled.stdout}{compiled.stderr}")
-    print(compiled.stdout.strip())
+    if not args.cold:
+        compiled = subprocess.run(wrap([cond_ros, "compile", args.scene]), env=env, capture_output=True, text=True)
+        if compiled.returncode != 0:
+            raise SystemExit(f"cond-ros compile failed:\n{compiled.stdout}{compiled.stderr}")
+        print(compiled.stdout.strip())
     seconds = []
     for k in range(args.repeats):
-        seconds.append(time_to_ready(wrap([cond_sim]), args.scene, env))
+        with tempfile.TemporaryDirectory() as cache:
+            start_env = dict(env, NUMBA_CACHE_DIR=cache) if args.cold else env
+            seconds.append(time_to_ready(wrap([cond_sim]), args.scene, start_env))
         print(f"start {k + 1}: ready after {seconds[-1]:.2f} s", flush=True)
     result = dict(scene=args.scene, install="read-only wheel venv" if args.venv else "this environment",
-                  ready_s=seconds, ready_s_median=statistics.median(seconds), cores=os.cpu_count())
+                  cache="cold (empty)" if args.cold else "warm", ready_s=seconds,
+                  ready_s_median=statistics.median(seconds), cores=os.cpu_count())
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result))
