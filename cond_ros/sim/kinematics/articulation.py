@@ -154,15 +154,13 @@ def _axis_rotation(axis, angle):
 
 @kernel
 def forward_kinematics(link_parent, joint_type, joint_origin, joint_axis, joint_dof, joint_multiplier, joint_offset,
-                       base_transform, q, link_pose, joint_axis_world, first=0):
+                       base_transform, q, link_pose, joint_axis_world):
     """World pose of every link (4x4) and world axis of every joint, for joint positions ``q``.
 
     A URDF child link's frame is its joint's frame after the joint motion, so the joint sits at the
-    link frame's origin. ``first`` > 0 recomputes only the links from ``first`` on and reads the others
-    from ``link_pose``: parents precede children, so a change of q that moves no link before ``first``
-    gives the same poses as a full pass (finite differences over one DOF).
+    link frame's origin.
     """
-    for link in range(first, link_parent.shape[0]):
+    for link in range(link_parent.shape[0]):
         parent = link_parent[link]
         if parent < 0:
             pose = base_transform @ joint_origin[link]
@@ -240,13 +238,13 @@ def _add_link_wrench(link, force, torque, link_parent, joint_type, joint_dof, jo
 
 
 @kernel
-def gravity_forces(first, stop, link_parent, joint_type, joint_dof, joint_multiplier, link_mass, link_com,
-                   link_pose, joint_axis_world, gravity, jac, out):
-    """out += g(q) terms of links first..stop-1: :func:`bias_forces` at qd = 0, where omega, its rate and
-    the velocity-product accelerations are exact zeros, so every link's force is m (0 - gravity) and its
-    torque zero, and the non-zero sums are bit for bit those of the full recursion. ``jac``: (6, n) scratch."""
+def gravity_forces(link_parent, joint_type, joint_dof, joint_multiplier, link_mass, link_com, link_pose,
+                   joint_axis_world, gravity, jac, out):
+    """out += g(q): :func:`bias_forces` at qd = 0, where omega, its rate and the velocity-product
+    accelerations are exact zeros, so every link's force is m (0 - gravity) and its torque zero, and the
+    non-zero sums are bit for bit those of the full recursion. ``jac``: (6, n) scratch."""
     force = np.empty(3)
-    for link in range(first, stop):
+    for link in range(link_parent.shape[0]):
         if link_mass[link] <= 0.0:
             continue
         arm = np.ascontiguousarray(link_pose[link, :3, :3]) @ link_com[link]
@@ -264,8 +262,8 @@ def bias_forces(link_parent, joint_type, joint_dof, joint_multiplier, link_mass,
     out[:] = 0.0
     jac = np.empty((6, out.shape[0]))
     if not np.any(qd != 0.0):
-        gravity_forces(0, n_links, link_parent, joint_type, joint_dof, joint_multiplier, link_mass, link_com,
-                       link_pose, joint_axis_world, gravity, jac, out)
+        gravity_forces(link_parent, joint_type, joint_dof, joint_multiplier, link_mass, link_com, link_pose,
+                       joint_axis_world, gravity, jac, out)
         return
     omega = np.zeros((n_links, 3))
     omega_dot = np.zeros((n_links, 3))  # velocity-product angular accelerations
