@@ -33,7 +33,7 @@ import math
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from ..kinematics.rigid import cross3
+from ..kinematics.rigid import cross_vectors
 from ..validate import ModelError, finite_array, rotation_matrix, scalar
 
 SENSOR_FRAMES = ("child", "parent", "sensor")
@@ -229,8 +229,7 @@ class FTSensor:
                 frame = frame @ spec.sensor_pose
         rot, origin = frame[:3, :3], frame[:3, 3]
         ref = origin if spec.torque_point is None else origin + rot @ spec.torque_point
-        arm = point - ref
-        torque_ref = torque + np.array(cross3((arm[0], arm[1], arm[2]), (force[0], force[1], force[2])))
+        torque_ref = torque + cross_vectors(point - ref, force)
         return np.concatenate((rot.T @ force, rot.T @ torque_ref))
 
     def measure(self, time: float, force_on_child_world, torque_on_child_world, point_world,

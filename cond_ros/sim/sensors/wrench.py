@@ -20,7 +20,7 @@ from ..collision.nodalization import ContactSet
 from ..dynamics.potentials import PotentialEnds, potential_forces
 from ..jit import kernel
 from ..kinematics.articulation import ArticulationKinematics, point_jacobian_articulated
-from ..kinematics.rigid import cross3
+from ..kinematics.rigid import cross3, cross_vectors
 from ..model import Model, PointKind, State
 from ..validate import ModelError
 
@@ -73,11 +73,6 @@ def subtree_momentum(links, link_parent, joint_type, joint_dof, joint_multiplier
     for i in range(1, links.shape[0]):
         linear += momenta[i]
     return linear, cross_sum(coms, momenta) + spin
-
-
-def _cross(a, b) -> np.ndarray:
-    """a x b of two 3-vectors (np.cross's bits; see :func:`cross_sum`)."""
-    return np.array(cross3((a[0], a[1], a[2]), (b[0], b[1], b[2])))
 
 
 @dataclasses.dataclass
@@ -180,12 +175,12 @@ class JointWrenchProbe:
         p0, h0, coms0 = self._momentum(kin0, state_start.robot_qd[self.lo:self.hi])
         p1, h1, _ = self._momentum(kin1, state_end.robot_qd[self.lo:self.hi])
         gravity_force = masses.sum() * model.gravity
-        gravity_torque = _cross(masses @ coms0, model.gravity)  # sum of com_i x m_i g
+        gravity_torque = cross_vectors(masses @ coms0, model.gravity)  # sum of com_i x m_i g
         force = (p1 - p0) / dt - force_ext - gravity_force
         torque = (h1 - h0) / dt - torque_ext - gravity_torque
         # about the origin -> about point: tau - point x f
-        return JointWrench(force, torque - _cross(point, force), point, force_ext,
-                           torque_ext - _cross(point, force_ext), kin0.link_pose[self.parent].copy(),
+        return JointWrench(force, torque - cross_vectors(point, force), point, force_ext,
+                           torque_ext - cross_vectors(point, force_ext), kin0.link_pose[self.parent].copy(),
                            kin0.link_pose[self.child].copy())
 
     def _side_b_on_robot(self, contacts: ContactSet, m: int) -> bool:

@@ -39,3 +39,11 @@ def test_matrix_to_quat_reads_the_rotation_block_of_a_pose():
     pose[:3, :3] = Rotation.from_euler("xyz", [0.3, -1.2, 2.5]).as_matrix()
     pose[:3, 3] = [1.0, 2.0, 3.0]
     np.testing.assert_allclose(matrix_to_quat(pose), matrix_to_quat(np.ascontiguousarray(pose[:3, :3])), atol=0)
+
+
+def test_cross_vectors_has_np_cross_bits():
+    """The F/T sensor's cross products: bit for bit numpy's, which the stored force traces were made with."""
+    from cond_ros.sim.kinematics.rigid import cross_vectors
+    rng = np.random.default_rng(7)
+    for a, b in rng.normal(size=(200, 2, 3)) * 10.0 ** rng.integers(-6, 6, size=(200, 2, 1)):
+        np.testing.assert_array_equal(cross_vectors(a, b), np.cross(a, b))
