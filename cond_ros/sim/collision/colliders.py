@@ -203,19 +203,6 @@ def collider_signed_distance(ctype, pos, rot, size, p, out_normal):
     return sd
 
 
-@kernel
-def collider_signed_distances(ctype, pos, rot, size, points, out_normal):
-    """:func:`collider_signed_distance` of many points (n, 3) at once; normals into ``out_normal`` (n, 3)."""
-    out = np.empty(points.shape[0])
-    for k in range(points.shape[0]):
-        sd, nx, ny, nz = _sdf_world(ctype, pos, rot, size, points[k, 0], points[k, 1], points[k, 2])
-        out[k] = sd
-        out_normal[k, 0] = nx
-        out_normal[k, 1] = ny
-        out_normal[k, 2] = nz
-    return out
-
-
 @leaf_kernel
 def contact_frame(normal, collider_rot, out_frame):
     """Build the contact frame with rows ``[n; t1; t2]``.
