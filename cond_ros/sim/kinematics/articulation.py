@@ -18,6 +18,9 @@ import numpy as np
 
 from ..model import GeometryType
 
+#: points on each rim of a cylinder that stand for it in node-vs-volume contact (:attr:`Articulation.contact_points`)
+CYLINDER_RIM_POINTS = 8
+
 
 @dataclasses.dataclass(frozen=True)
 class Articulation:
@@ -80,9 +83,14 @@ class Articulation:
     @functools.cached_property
     def contact_points(self):
         """(geometry index, local point, radius) of the points that stand for the collision primitives in
-        node-vs-volume contact: a box's 8 corners, a sphere's centre, a capsule's or cylinder's two end-cap
-        centres (a cylinder is approximated by that capsule). Static, so built once per articulation."""
+        node-vs-volume contact: a box's 8 corners, a sphere's centre, a capsule's two end-cap centres, and a
+        cylinder's rims, ``CYLINDER_RIM_POINTS`` points on each cap's edge (its corners, as a box's). A
+        cylinder taken as the capsule of its radius would reach a radius beyond each flat face: the F/T
+        sensor's (37.7 mm radius) reached the tool point and pressed the hand onto a grasped box's top with
+        ~100 N (panda_pick). A volume smaller than a cap between the rim points is still caught: its own
+        points meet the cylinder's exact signed distance. Static, so built once per articulation."""
         geom, local, radius = [], [], []
+        rim = 2.0 * np.pi * np.arange(CYLINDER_RIM_POINTS) / CYLINDER_RIM_POINTS
         for g in range(len(self.geom_link)):
             kind, size = self.geom_type[g], self.geom_size[g]
             if kind == GeometryType.BOX:
@@ -90,8 +98,11 @@ class Articulation:
                           for sz in (-1, 1) for sy in (-1, 1) for sx in (-1, 1)]
             elif kind == GeometryType.SPHERE:
                 points = [((0.0, 0.0, 0.0), size[0])]
-            elif kind in (GeometryType.CAPSULE, GeometryType.CYLINDER):
+            elif kind == GeometryType.CAPSULE:
                 points = [((0.0, 0.0, -size[1]), size[0]), ((0.0, 0.0, size[1]), size[0])]
+            elif kind == GeometryType.CYLINDER:
+                points = [((size[0] * np.cos(a), size[0] * np.sin(a), sz * size[1]), 0.0)
+                          for sz in (-1, 1) for a in rim]
             else:
                 points = []
             for p, rad in points:

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from cond_ros.sim import ArticulationKinematics, load_urdf
+from cond_ros.sim.model import GeometryType
 
 OUR_PANDA = os.path.join(os.path.dirname(__file__), "..", "..", "..", "urdf", "panda.urdf")
 ERD_PANDA = os.path.join(site.getsitepackages()[0], "cmeel.prefix", "share", "example-robot-data", "robots",
@@ -172,3 +173,36 @@ def test_example_robot_data_panda_matches_pinocchio():
         bias = kin.bias_forces(qd, model.gravity.linear)
         tau = pin.rnea(model, data, q_pin, v_pin, np.zeros(model.nv))
         assert np.max(np.abs(bias[arm] - tau[arm])) < PIN_TOL * max(1.0, np.abs(tau).max())
+
+
+def _primitive_distance(kind, size, point):
+    """Signed distance [m] of a point in a primitive's frame, written out here (not the collision kernels')."""
+    x, y, z = point
+    if kind == GeometryType.BOX:
+        q = np.abs(point) - size
+        return np.linalg.norm(np.maximum(q, 0.0)) + min(q.max(), 0.0)
+    if kind == GeometryType.SPHERE:
+        return np.linalg.norm(point) - size[0]
+    if kind == GeometryType.CAPSULE:
+        return np.linalg.norm([x, y, z - np.clip(z, -size[1], size[1])]) - size[0]
+    radial, axial = np.hypot(x, y) - size[0], abs(z) - size[1]
+    return np.hypot(max(radial, 0.0), max(axial, 0.0)) + min(max(radial, axial), 0.0)
+
+
+def test_panda_contact_points_stay_within_their_collision_primitives():
+    """Each point that stands for a link's primitive in contact, a ball of its radius, lies within that primitive
+    and touches its surface: the representation never reaches beyond the link. A cylinder taken as the capsule
+    of its radius did: the F/T sensor's end cap reached 37.7 mm past its flat face, down to the tool point."""
+    art = load_urdf(OUR_PANDA)
+    geom, local, radius = art.contact_points
+    kinds = art.geom_type[geom]
+    assert {GeometryType.BOX, GeometryType.CYLINDER} <= set(kinds.tolist())
+    for kind, size, point, r in zip(kinds, art.geom_size[geom], local, radius):
+        distance = _primitive_distance(kind, size, point)
+        assert distance + r <= 1e-12, (GeometryType(kind).name, size, point, r)
+        assert abs(distance + r) <= 1e-12, (GeometryType(kind).name, size, point, r)  # touches the surface
+    for g in np.flatnonzero(art.geom_type == GeometryType.CYLINDER):  # both rims, all the way round
+        rims = local[geom == g]
+        assert sorted(set(np.round(rims[:, 2] / art.geom_size[g, 1]).tolist())) == [-1.0, 1.0]
+        angles = np.sort(np.arctan2(rims[:, 1], rims[:, 0])[rims[:, 2] > 0])
+        assert np.diff(np.concatenate([angles, angles[:1] + 2 * np.pi])).max() <= np.pi / 3
