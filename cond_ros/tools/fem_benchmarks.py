@@ -30,17 +30,20 @@ def internal_force_norm(model, state) -> float:
 
 def run_fem_scene(scene, steps: int, *, desc: str, quiet: bool, observe=None) -> dict:
     """Run ``steps`` steps of a scripted FEM scene; the paper's per-scene numbers. ``observe(sim)`` is
-    called after every step (outside the timing that matters: the solver's own clocks)."""
+    called after every step. The real-time factor counts what a user's loop pays (the scripted control and
+    the step), not the internal force norm or ``observe``: those are this benchmark's measurements (the norm
+    alone is a whole pass over the elements, 2.3 ms a step on soft_ball)."""
     sim = scene.simulator
     scene.warm_up()
     stats, force_norm = [], []
-    t0 = time.perf_counter()
+    stepping = 0.0
     for _ in tqdm(range(steps), desc=desc, leave=False, disable=quiet, unit="step"):
+        t0 = time.perf_counter()
         stats.append(sim.step(scene.control(sim.state.time)))
+        stepping += time.perf_counter() - t0
         force_norm.append(internal_force_norm(sim.model, sim.state))
         if observe is not None:
             observe(sim)
-    wall = time.perf_counter() - t0
     return {"steps": steps, "dt_s": sim.dt, "dof": sim.model.dof_count, "nodes": sim.model.particle_count,
             "tets": sim.model.tet_count, "tolerance": sim.solver.tolerance,
             "max_penetration_mm": 1e3 * max(s.max_penetration for s in stats),
@@ -51,7 +54,7 @@ def run_fem_scene(scene, steps: int, *, desc: str, quiet: bool, observe=None) ->
             "iterations_mean": float(np.mean([s.iterations for s in stats])),
             "iterations_max": int(max(s.iterations for s in stats)),
             "contacts_mean": float(np.mean([s.contact_count for s in stats])),
-            "realtime_factor": steps * sim.dt / wall}
+            "realtime_factor": steps * sim.dt / stepping}
 
 
 def _bench_scene(name: str, quick: bool, quiet: bool, quick_steps: int, extra=None, observe=None) -> dict:

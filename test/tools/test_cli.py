@@ -32,6 +32,17 @@ def test_bench_chebyshev_quick_json(capsys):
     assert result["iters_with"] < result["iters_without"]
 
 
+def test_bench_cloth_drape_quick_json(capsys):
+    """The README's demo as a benchmark: one JSON object with its real-time factor and Table IX's two counts on
+    the same cloth; Chebyshev needs fewer iterations (the paper's 3-5x on its scenes)."""
+    code, out = run_cli(capsys, "bench", "cloth_drape", "--json", "--quick")
+    assert code == 0
+    result = json.loads(out)
+    assert result["steps"] == 60 and result["realtime_factor"] > 0.0
+    assert result["iterations_mean"] < result["iterations_without_chebyshev_mean"]
+    assert result["max_penetration_mm"] < 1.0
+
+
 def test_bench_scaling_quick_json(capsys):
     """Scaling benchmark reports dof, solver_ms and r2_linear with matching lengths."""
     code, out = run_cli(capsys, "bench", "scaling", "--json", "--quick")
