@@ -37,7 +37,9 @@ def add_jacobian_force(out, dof, size, jac, force, scale):
         out[dof + r] += scale * (jac[0, r] * force[0] + jac[1, r] * force[1] + jac[2, r] * force[2])
 
 
-PARALLEL_MIN_ROWS = 20000  # below this, thread start-up costs more than the rows (2-core machines, under load)
+# below this, waking the second core costs about what it saves (2-core machine, csr_matvec, 2026-11-26: 5 186 rows
+# 174 -> 161 us, 13 208 rows 436 -> 282 us)
+PARALLEL_MIN_ROWS = 8000
 
 
 def _csr_matvec(indptr, indices, data, x, out):

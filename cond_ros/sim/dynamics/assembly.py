@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from ..jit import kernel
 from ..kinematics.rigid import cross3, quat_to_matrix_into
 from ..model import DampingPolicy, Model, PointKind
-from .fem.elements import assemble_tetrahedra
+from .fem.elements import assemble_tetrahedra, node_incidence
 from .potentials import add_block, assemble_model_potentials
 from .robots import assemble_robots, robot_kinematics
 
@@ -40,6 +40,7 @@ class SystemPattern:
         diag_pair: pair id of each group's diagonal block, shape (group_count,).
         potential_pairs: pair ids (aa, ab, ba, bb) of each potential, -1 where an end is the world.
         tet_pairs: pair id of nodes (i, j) of each tetrahedron at [t, 4 i + j], shape (tet_count, 16).
+        tet_incidence: each particle's tetrahedra, :func:`~cond_ros.sim.dynamics.fem.elements.node_incidence`.
     """
 
     group_dof: np.ndarray
@@ -51,6 +52,7 @@ class SystemPattern:
     diag_pair: np.ndarray
     potential_pairs: np.ndarray
     tet_pairs: np.ndarray
+    tet_incidence: tuple
 
     @property
     def nnz(self) -> int:
@@ -113,7 +115,8 @@ def build_pattern(model: Model) -> SystemPattern:
                          dtype=np.int64).reshape(-1, 16)
     kind = np.repeat(np.array([GROUP_PARTICLE, GROUP_BODY, GROUP_ROBOT], np.int64),
                      [model.particle_count, model.body_count, len(model.robots)])
-    return SystemPattern(dof, size, kind, indptr, indices, block_slot, diag, pot_pairs, tet_pairs)
+    return SystemPattern(dof, size, kind, indptr, indices, block_slot, diag, pot_pairs, tet_pairs,
+                         node_incidence(model.tet_nodes, model.particle_count))
 
 
 class AugmentedSystem(NamedTuple):
@@ -266,7 +269,8 @@ def assemble(model: Model, pattern: SystemPattern, state, control, dt: float,
     if model.tet_count:
         assemble_tetrahedra(model.tet_nodes, model.tet_rest_shape_inverse, model.tet_rest_volume, model.tet_lame,
                             model.tet_damping_time, model.damping_policy == DampingPolicy.GEOMETRIC, state.particle_q,
-                            model.integration_theta * dt, pattern.tet_pairs, pattern.block_slot, data, b)
+                            model.integration_theta * dt, pattern.tet_pairs, pattern.block_slot, pattern.tet_incidence,
+                            data, b)
     if model.robots:
         assemble_robots(model, pattern, state, control, dt, data, b, kinematics)
     if vn_dof is None:

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...jit import kernel
+from numba import prange
+
+from ...jit import kernel, parallel_kernel
 
 POLAR_TOLERANCE = 1e-12
 POLAR_MAX_ITERATIONS = 30
@@ -123,45 +125,96 @@ def rotated_forces(r, sigma, g, volume, q, force):
             force[j, a] = -volume * (r[a, 0] * s0 + r[a, 1] * s1 + r[a, 2] * s2)
 
 
-@kernel
+#: elements (pass 1) or nodes (pass 2) per work item of :func:`assemble_tetrahedra`'s parallel loops; a work
+#: item allocates its own 3x3 and 4x3 scratch once
+CHUNK = 256
+
+
+@parallel_kernel
+def _element_terms(tet_nodes, rest_shape_inverse, rest_volume, lame, geometric, particle_q, q_all, force_all,
+                   geometric_all):
+    """Pass 1 of :func:`assemble_tetrahedra`, element by element (independent): each element's rotated
+    gradients q (T, 4, 3), elastic nodal forces (T, 4, 3) and, with ``geometric``, the diagonal projection of
+    its stress stiffness per node (T, 4)."""
+    count = tet_nodes.shape[0]
+    for chunk in prange((count + CHUNK - 1) // CHUNK):
+        r, sigma, f, scratch = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
+        g = np.empty((4, 3))
+        for t in range(chunk * CHUNK, min(count, (chunk + 1) * CHUNK)):
+            element_state(particle_q, tet_nodes[t], rest_shape_inverse[t], lame[t], r, sigma, g, f, scratch)
+            volume = rest_volume[t]
+            rotated_forces(r, sigma, g, volume, q_all[t], force_all[t])
+            if geometric:
+                for i in range(4):
+                    diagonal = 0.0
+                    for j in range(4):
+                        acc = 0.0
+                        for a in range(3):
+                            acc += g[i, a] * (sigma[a, 0] * g[j, 0] + sigma[a, 1] * g[j, 1] + sigma[a, 2] * g[j, 2])
+                        diagonal += abs(volume * acc)
+                    geometric_all[t, i] = diagonal
+
+
+@parallel_kernel
+def _scatter_rows(tet_nodes, rest_shape_inverse, rest_volume, lame, damping_time, geometric, h, tet_pairs, block_slot,
+                  incidence_ptr, incidence, q_all, force_all, geometric_all, data, b):
+    """Pass 2 of :func:`assemble_tetrahedra`, node by node: the node's rows of A and b, from its elements in
+    ascending order. Only the node's own pass writes its rows, and each entry gets its terms in the order of
+    the serial loop over elements, so the sums are bit for bit the serial ones."""
+    nodes = incidence_ptr.shape[0] - 1
+    for chunk in prange((nodes + CHUNK - 1) // CHUNK):
+        g = np.empty((4, 3))
+        for node in range(chunk * CHUNK, min(nodes, (chunk + 1) * CHUNK)):
+            row = 3 * node
+            for e in range(incidence_ptr[node], incidence_ptr[node + 1]):
+                t = incidence[e] // 4
+                i = incidence[e] % 4
+                q = q_all[t]
+                for a in range(3):
+                    b[row + a] += force_all[t, i, a]
+                shape_gradients(rest_shape_inverse[t], g)
+                scale = (h + damping_time[t]) * rest_volume[t]
+                mu, lam = lame[t, 0], lame[t, 1]
+                for j in range(4):
+                    base = block_slot[tet_pairs[t, 4 * i + j]]
+                    dot = g[i, 0] * g[j, 0] + g[i, 1] * g[j, 1] + g[i, 2] * g[j, 2]
+                    for a in range(3):
+                        for c in range(3):
+                            k = lam * q[i, a] * q[j, c] + mu * q[j, a] * q[i, c] + (mu * dot if a == c else 0.0)
+                            data[base[a] + c] += scale * k
+                if geometric:
+                    base = block_slot[tet_pairs[t, 5 * i]]
+                    for a in range(3):
+                        data[base[a] + a] += h * geometric_all[t, i]
+
+
+def node_incidence(tet_nodes: np.ndarray, particle_count: int):
+    """(ptr, entries): node p's elements are ``entries[ptr[p]:ptr[p + 1]] // 4``, in ascending order, with the
+    node's local index (0-3) in that element as ``entries % 4``."""
+    flat = np.asarray(tet_nodes, np.int64).reshape(-1)
+    entries = np.argsort(flat, kind="stable").astype(np.int64)  # element-major order kept within a node
+    ptr = np.zeros(particle_count + 1, np.int64)
+    np.cumsum(np.bincount(flat, minlength=particle_count), out=ptr[1:])
+    return ptr, entries
+
+
 def assemble_tetrahedra(tet_nodes, rest_shape_inverse, rest_volume, lame, damping_time, geometric, particle_q, h,
-                        tet_pairs, block_slot, data, b):
+                        tet_pairs, block_slot, incidence, data, b):
     """Adds every element's (h + c) R K_e R^T to A and its elastic force to b (see module docstring).
 
     R K_ij R^T = V (lambda q_i q_j^T + mu q_j q_i^T + mu (q_i . q_j) I) with q = R g (R I R^T = I).
-    ``tet_pairs[t, 4 i + j]`` is the pattern's block of nodes (i, j); particle p's DOFs are 3p..3p+2.
-    Serial on purpose: elements scatter into shared blocks, and a fixed order keeps results bit-identical.
+    ``tet_pairs[t, 4 i + j]`` is the pattern's block of nodes (i, j); particle p's DOFs are 3p..3p+2;
+    ``incidence`` is :func:`node_incidence`. Elements scatter into shared blocks, so the work runs in two
+    parallel passes that each write disjoint data: per element (rotation, stress, forces), then per node (its
+    rows, its elements in ascending order). Every sum is then the serial loop's, whatever the thread count.
     """
-    r, sigma, f, scratch = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
-    g, q, force = np.empty((4, 3)), np.empty((4, 3)), np.empty((4, 3))
-    for t in range(tet_nodes.shape[0]):
-        nodes = tet_nodes[t]
-        element_state(particle_q, nodes, rest_shape_inverse[t], lame[t], r, sigma, g, f, scratch)
-        volume = rest_volume[t]
-        rotated_forces(r, sigma, g, volume, q, force)
-        scale = (h + damping_time[t]) * volume
-        mu, lam = lame[t, 0], lame[t, 1]
-        for i in range(4):
-            row = 3 * nodes[i]
-            for a in range(3):
-                b[row + a] += force[i, a]
-            geometric_diagonal = 0.0
-            for j in range(4):
-                base = block_slot[tet_pairs[t, 4 * i + j]]
-                dot = g[i, 0] * g[j, 0] + g[i, 1] * g[j, 1] + g[i, 2] * g[j, 2]
-                for a in range(3):
-                    for c in range(3):
-                        k = lam * q[i, a] * q[j, c] + mu * q[j, a] * q[i, c] + (mu * dot if a == c else 0.0)
-                        data[base[a] + c] += scale * k
-                if geometric:
-                    acc = 0.0
-                    for a in range(3):
-                        acc += g[i, a] * (sigma[a, 0] * g[j, 0] + sigma[a, 1] * g[j, 1] + sigma[a, 2] * g[j, 2])
-                    geometric_diagonal += abs(volume * acc)
-            if geometric:
-                base = block_slot[tet_pairs[t, 5 * i]]
-                for a in range(3):
-                    data[base[a] + a] += h * geometric_diagonal
+    count = tet_nodes.shape[0]
+    q_all, force_all = np.empty((count, 4, 3)), np.empty((count, 4, 3))
+    geometric_all = np.empty((count if geometric else 0, 4))
+    _element_terms(tet_nodes, rest_shape_inverse, rest_volume, lame, geometric, particle_q, q_all, force_all,
+                   geometric_all)
+    _scatter_rows(tet_nodes, rest_shape_inverse, rest_volume, lame, damping_time, geometric, h, tet_pairs, block_slot,
+                  incidence[0], incidence[1], q_all, force_all, geometric_all, data, b)
 
 
 @kernel

@@ -26,9 +26,10 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+from numba import prange
 
 from ...dynamics.assembly import GROUP_PARTICLE
-from ...jit import kernel
+from ...jit import kernel, parallel_kernel
 from ...linalg import jacobian_velocity
 from ...model import Model, State
 
@@ -171,22 +172,22 @@ def product_terms(indptr, indices, pattern_ptr, pattern_columns, k):
     return entry_ptr, entry_column, term_ptr, term_nonzero, term_row
 
 
-@kernel
-def _times_basis(data, vn_dof, vn_size, vn_jac, kv, basis, product, ranges, out):
-    """out = A P for the augmented A of eq. (15), and the column range outside which each row of ``out`` is
-    zero (``ranges[:, 2:]``; ``ranges[:, :2]``: P's, given).
+ROWS_PER_CHUNK = 512  # rows of A_o P per work item of original_rows_parallel
+PARALLEL_MIN_TERMS = 500_000  # A_o P's terms from which it and P^T A P take all cores (see coarse_in_parallel)
 
-    ``product`` is :func:`product_terms`: each entry of A_o P is summed in registers over its own terms. A
-    row of P has few nonzeros (a rod segment's translation row two hat functions, its rotation rows none),
-    so there are about as many terms as A_o has nonzeros; accumulating into ``out`` across A's nonzeros
-    instead waits on memory for each one (panda_cable, 320 segments: 280 us against ~50 us).
-    """
+
+def coarse_in_parallel(product) -> bool:
+    """Whether :func:`times_basis` and the Galerkin product run on all cores: when A_o P has at least
+    ``PARALLEL_MIN_TERMS`` terms (``product``: :func:`product_terms`). On 2 cores, 2026-11-26: soft_ball (2.0
+    million terms) 4.3 -> 2.9 ms; panda_cable at 1280 segments (138 000) 483 -> 493 us, at 320 133 -> 285 us."""
+    return len(product[3]) >= PARALLEL_MIN_TERMS
+
+
+@kernel
+def original_rows_serial(data, basis, product, ranges, out):
+    """Rows 0..n_o of A_o P (see :func:`times_basis`), entry by entry over its terms."""
     entry_ptr, entry_column, term_ptr, term_nonzero, term_row = product
     n_o = entry_ptr.shape[0] - 1
-    k_all = basis.shape[1]
-    out[:] = 0.0
-    ranges[:, 2] = k_all
-    ranges[:, 3] = 0
     for i in range(n_o):
         for e in range(entry_ptr[i], entry_ptr[i + 1]):
             j = entry_column[e]
@@ -197,6 +198,49 @@ def _times_basis(data, vn_dof, vn_size, vn_jac, kv, basis, product, ranges, out)
         if entry_ptr[i + 1] > entry_ptr[i]:
             ranges[i, 2] = entry_column[entry_ptr[i]]
             ranges[i, 3] = entry_column[entry_ptr[i + 1] - 1] + 1
+
+
+
+
+@parallel_kernel
+def original_rows_parallel(indptr, indices, data, basis, ranges, out):
+    """Rows 0..n_o of A_o P on all cores, by A's rows: each row of P has its nonzeros in a short column range
+    (``ranges[:, :2]``), added across it for every nonzero of A. For an FEM body (a node's row: the ten
+    polynomial fields side by side) this streams A once instead of :func:`product_terms`' index arrays (two
+    int64 per term, 32 MB for soft_ball's 2 million terms), which left the product memory-bound. The zeros
+    inside a range add +-0 to a partial sum: the result is :func:`original_rows_serial`'s bit for bit."""
+    n_o = indptr.shape[0] - 1
+    k_all = basis.shape[1]
+    for chunk in prange((n_o + ROWS_PER_CHUNK - 1) // ROWS_PER_CHUNK):
+        acc = np.zeros(k_all)
+        for i in range(chunk * ROWS_PER_CHUNK, min(n_o, (chunk + 1) * ROWS_PER_CHUNK)):
+            lo = k_all
+            hi = 0
+            for p in range(indptr[i], indptr[i + 1]):
+                c = indices[p]
+                if ranges[c, 1] > ranges[c, 0]:
+                    lo = min(lo, ranges[c, 0])
+                    hi = max(hi, ranges[c, 1])
+            for j in range(lo, hi):
+                acc[j] = 0.0
+            for p in range(indptr[i], indptr[i + 1]):
+                c = indices[p]
+                x = data[p]
+                for j in range(ranges[c, 0], ranges[c, 1]):
+                    acc[j] += x * basis[c, j]
+            for j in range(lo, hi):
+                out[i, j] = acc[j]
+            if hi > lo:
+                ranges[i, 2] = lo
+                ranges[i, 3] = hi
+
+
+@kernel
+def _virtual_node_columns(vn_dof, vn_size, vn_jac, kv, basis, ranges, out):
+    """The virtual nodes' part of A P (eq. 15: their rows, and the -k_v J_v^T terms on their owners' rows), added
+    to ``out`` = A_o P, and the column ranges of the rows it touches (``ranges[:, 2:]``)."""
+    n_o = out.shape[0] - 3 * vn_dof.shape[0]
+    k_all = basis.shape[1]
     for k in range(vn_dof.shape[0]):
         base = n_o + 3 * k
         lo = k_all
@@ -279,6 +323,60 @@ def _galerkin(basis, a_basis, pattern_ptr, pattern_columns, ranges, b, galerkin,
                 galerkin[i, j] += x * a_basis[r, j]
 
 
+@kernel
+def column_pattern(pattern_ptr, pattern_columns, k):
+    """The nonzeros of P by column from its :func:`row_pattern`: (ptr, rows), column i's rows ascending in
+    ``rows[ptr[i]:ptr[i + 1]]``."""
+    ptr = np.zeros(k + 1, np.int64)
+    for q in range(pattern_columns.shape[0]):
+        ptr[pattern_columns[q] + 1] += 1
+    for i in range(k):
+        ptr[i + 1] += ptr[i]
+    fill = ptr[:k].copy()
+    rows = np.empty(pattern_columns.shape[0], np.int64)
+    for r in range(pattern_ptr.shape[0] - 1):
+        for q in range(pattern_ptr[r], pattern_ptr[r + 1]):
+            rows[fill[pattern_columns[q]]] = r
+            fill[pattern_columns[q]] += 1
+    return ptr, rows
+
+
+@parallel_kernel
+def _galerkin_by_column(basis, a_basis, column_ptr, column_rows, ranges, b, galerkin, coarse_b):
+    """:func:`_galerkin` with P's columns (rows of G) on all cores: each gets its terms in the serial loop's
+    order (P's rows ascending), so the result is bit for bit the serial one."""
+    for i in prange(galerkin.shape[0]):
+        galerkin[i, :] = 0.0
+        coarse_b[i] = 0.0
+        for e in range(column_ptr[i], column_ptr[i + 1]):
+            r = column_rows[e]
+            x = basis[r, i]
+            coarse_b[i] += x * b[r]
+            for j in range(ranges[r, 2], ranges[r, 3]):
+                galerkin[i, j] += x * a_basis[r, j]
+
+
+def times_basis(system, basis: np.ndarray, product, ranges: np.ndarray) -> np.ndarray:
+    """A P for the augmented A of eq. (15), and the column range outside which each row of it is zero
+    (``ranges[:, 2:]``; ``ranges[:, :2]``: P's, given).
+
+    ``product`` is :func:`product_terms`: each entry of A_o P is summed in registers over its own terms. A
+    row of P has few nonzeros (a rod segment's translation row two hat functions, its rotation rows none),
+    so there are about as many terms as A_o has nonzeros; accumulating into ``out`` across A's nonzeros
+    instead waits on memory for each one (panda_cable, 320 segments: 280 us against ~50 us). Large systems
+    (the FEM scenes) take A_o P's rows on all cores.
+    """
+    out = np.zeros_like(basis)
+    ranges[:, 2] = basis.shape[1]
+    ranges[:, 3] = 0
+    if coarse_in_parallel(product):
+        original_rows_parallel(system.indptr, system.indices, system.data, basis, ranges, out)
+    else:
+        original_rows_serial(system.data, basis, product, ranges, out)
+    _virtual_node_columns(system.vn_dof, system.vn_size, system.vn_jac, system.virtual_node_gain, basis, ranges, out)
+    return out
+
+
 def coarse_operator(system, basis: np.ndarray, pattern=None, product=None):
     """(A P, P^T A P, P^T b, ranges) of the step's system for the coarse space ``basis``; ``ranges`` (n, 4)
     are the column ranges of the nonzeros of P and of A P, side by side. ``pattern``: :func:`row_pattern`
@@ -289,10 +387,11 @@ def coarse_operator(system, basis: np.ndarray, pattern=None, product=None):
         product = product_terms(system.indptr, system.indices, ptr, columns, basis.shape[1])
     ranges = np.empty((basis.shape[0], 4), np.int64)
     pattern_ranges(ptr, columns, ranges)
-    a_basis = np.empty_like(basis)
-    _times_basis(system.data, system.vn_dof, system.vn_size, system.vn_jac, system.virtual_node_gain, basis,
-                 product, ranges, a_basis)
+    a_basis = times_basis(system, basis, product, ranges)
     k = basis.shape[1]
     galerkin, coarse_b = np.empty((k, k)), np.empty(k)
-    _galerkin(basis, a_basis, ptr, columns, ranges, system.rhs(), galerkin, coarse_b)
+    if coarse_in_parallel(product):
+        _galerkin_by_column(basis, a_basis, *column_pattern(ptr, columns, k), ranges, system.rhs(), galerkin, coarse_b)
+    else:
+        _galerkin(basis, a_basis, ptr, columns, ranges, system.rhs(), galerkin, coarse_b)
     return a_basis, 0.5 * (galerkin + galerkin.T), coarse_b, ranges

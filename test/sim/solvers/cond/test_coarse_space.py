@@ -360,3 +360,24 @@ def test_at_the_joint_limit_the_correction_leaves_the_solution_unchanged(slip):
     np.testing.assert_allclose(force, force_ref, rtol=0, atol=1e-6 * np.abs(force_ref).max())
     np.testing.assert_allclose(v, v_ref, rtol=0, atol=1e-8)
     assert_signorini_coulomb(contacts, v, force)
+
+
+def test_the_parallel_coarse_product_is_the_serial_one_bit_for_bit(grip, monkeypatch):
+    """The FEM-sized path (A_o P by A's rows, P^T A P by P's columns, on every core) against the serial one (A_o P
+    entry by entry over its terms, P^T A P by P's rows): the same sums in the same order, so the same bits, with
+    one thread or two."""
+    import numba
+    from cond_ros.sim.solvers.cond import coarse_space
+    _, _, _, system = grip
+    basis = _grip_basis(grip)
+    monkeypatch.setattr(coarse_space, "coarse_in_parallel", lambda product: False)
+    serial = coarse_operator(system, basis)
+    monkeypatch.setattr(coarse_space, "coarse_in_parallel", lambda product: True)
+    threads = numba.get_num_threads()
+    try:
+        for count in sorted({1, threads}):
+            numba.set_num_threads(count)
+            for got, expected in zip(coarse_operator(system, basis), serial):
+                assert np.array_equal(got, expected), count
+    finally:
+        numba.set_num_threads(threads)
