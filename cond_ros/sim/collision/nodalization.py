@@ -318,9 +318,10 @@ def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: fl
                        point_index[i], dynamic["friction"], point_side(i),
                        (dynamic["dof_b"], dynamic["size_b"], dynamic["jac_b"], dynamic["group_b"], np.zeros(k, bool),
                         dynamic["link_b"]))
-    pairs = list(detect_node_pairs(model, pos, radius, vel, layout["pair_node"], layout["chain"], layout["rest"], dt))
-    if pairs:
-        i, j, frame, gap, position = (np.array(column) for column in zip(*pairs))
+    pairs, frame, gap, position = detect_node_pairs(model, pos, radius, vel, layout["pair_node"], layout["chain"],
+                                                    layout["rest"], dt)
+    if len(pairs):
+        i, j = pairs[:, 0], pairs[:, 1]
         rows.add_batch(frame, gap, position, np.full(len(i), -1), point_kind[i], point_index[i],
                        np.maximum(mu[i], mu[j]), point_side(i), point_side(j))
     return rows.finish(model, pattern, state, dt)
