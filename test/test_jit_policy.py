@@ -395,3 +395,39 @@ def test_parallel_twin_is_cached_apart_and_computes_the_same():
     serial.py_func(x, a)
     parallel.py_func(x, b)
     assert np.array_equal(a, b) and np.array_equal(a, 2.0 * x)
+
+
+CALLEE = "from .jit import kernel\n\n\n@kernel\ndef value():\n    return {}\n"
+CALLER = "from .callee import value\nfrom .jit import kernel\n\n\n@kernel\ndef twice():\n    return 2 * value()\n"
+
+
+def test_an_edit_to_a_called_kernel_recompiles_its_callers(tmp_path):
+    """A cached kernel holds the machine code of the kernels it calls from other files. numba checks only the
+    caller's own file, so an edited callee went unseen (the caller kept the old code); the project's cache
+    stamp covers every file of the kernels' package. End to end, in a package made for the test: its jit.py
+    is ours, one module's kernel calls another's, and the callee is edited between two processes."""
+    import shutil
+    import subprocess
+    import sys
+    sim = tmp_path / "pkg" / "sim"
+    sim.mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (sim / "__init__.py").write_text("")
+    shutil.copy(jit.__file__, sim / "jit.py")
+    (sim / "caller.py").write_text(CALLER)
+    env = {k: v for k, v in __import__("os").environ.items() if k != "NUMBA_CACHE_DIR"}
+    probe = ["import sys; from pkg.sim import caller; print(caller.twice()); "
+             "print(len(caller.twice.stats.cache_hits))"]
+
+    def run():
+        out = subprocess.run([sys.executable, "-c", *probe], cwd=tmp_path, env=env, capture_output=True, text=True,
+                             timeout=300)
+        assert out.returncode == 0, out.stderr
+        value, hits = out.stdout.split()
+        return int(value), int(hits)
+
+    (sim / "callee.py").write_text(CALLEE.format(1))
+    assert run() == (2, 0)  # compiled
+    assert run() == (2, 1)  # from the cache
+    (sim / "callee.py").write_text(CALLEE.format(5))
+    assert run() == (10, 0)  # the caller recompiled with the edited callee

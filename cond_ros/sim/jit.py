@@ -28,6 +28,7 @@ loaded 2-core machine the serial V-FPI loop that follows ran 100x slower
 (480 ms instead of 3 ms for 30 iterations on 972 DOF). It must be set before
 libgomp starts, hence here, before numba is imported.
 """
+import hashlib
 import os
 import types
 
@@ -60,10 +61,58 @@ if CACHE_DIR is not None:
     os.environ["NUMBA_CACHE_DIR"] = CACHE_DIR
 
 import numba  # noqa: E402
+import numba.core.caching  # noqa: E402
 import numpy as np  # noqa: E402
 
 if CACHE_DIR is not None:
     numba.config.CACHE_DIR = CACHE_DIR  # numba may have been imported before us
+
+KERNELS_DIR = os.path.join(PACKAGE_DIR, "sim")
+
+
+def source_digest(directory: str = KERNELS_DIR) -> str:
+    """sha256 over the relative names and the bytes of every ``.py`` file under ``directory``."""
+    digest = hashlib.sha256()
+    for root, dirs, files in os.walk(directory):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(f for f in files if f.endswith(".py")):
+            path = os.path.join(root, name)
+            digest.update(os.path.relpath(path, directory).encode())
+            with open(path, "rb") as f:
+                digest.update(f.read())
+    return digest.hexdigest()
+
+
+def _whole_package_locator(base):
+    """numba's cache locator ``base``, with a source stamp that covers every file of ``cond_ros.sim``.
+
+    numba keys a cached kernel by its own source file only, yet compiles the kernels it calls from other files
+    into it: an edit there left it stale. (Lowering ``linalg.PARALLEL_MIN_ROWS`` went unseen by
+    ``fixed_point.py``'s cached V-FPI, which kept the old threshold until its cache was deleted.) With the
+    whole package's digest in the stamp, any edit recompiles every kernel once.
+    """
+    class WholePackageLocator(base):
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if not os.path.abspath(py_file).startswith(KERNELS_DIR + os.sep):
+                return None  # not ours: numba's own locators
+            return super().from_function(py_func, py_file)
+
+        def get_source_stamp(self):
+            return super().get_source_stamp(), SOURCE_DIGEST
+
+    WholePackageLocator.__name__ = WholePackageLocator.__qualname__ = f"WholePackage{base.__name__}"
+    return WholePackageLocator
+
+
+SOURCE_DIGEST = source_digest()
+# numba's list of locators (CacheImpl in numba 0.68, _CacheImpl before): without it, kernels keep numba's per-file
+# stamps (test_jit_policy's end-to-end test then fails)
+_IMPL = getattr(numba.core.caching, "CacheImpl", None) or getattr(numba.core.caching, "_CacheImpl", None)
+_LOCATORS = getattr(_IMPL, "_locator_classes", None)
+if _LOCATORS is not None and not any(cls.__name__.startswith("WholePackage") for cls in _LOCATORS):
+    _LOCATORS[:0] = [_whole_package_locator(numba.core.caching.UserProvidedCacheLocator),
+                     _whole_package_locator(numba.core.caching.InTreeCacheLocator)]
 
 FLOAT = np.float64
 INDEX = np.int64
