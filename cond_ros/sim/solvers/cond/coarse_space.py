@@ -200,15 +200,14 @@ def original_rows_serial(data, basis, product, ranges, out):
             ranges[i, 3] = entry_column[entry_ptr[i + 1] - 1] + 1
 
 
-
-
 @parallel_kernel
 def original_rows_parallel(indptr, indices, data, basis, ranges, out):
     """Rows 0..n_o of A_o P on all cores, by A's rows: each row of P has its nonzeros in a short column range
     (``ranges[:, :2]``), added across it for every nonzero of A. For an FEM body (a node's row: the ten
     polynomial fields side by side) this streams A once instead of :func:`product_terms`' index arrays (two
     int64 per term, 32 MB for soft_ball's 2 million terms), which left the product memory-bound. The zeros
-    inside a range add +-0 to a partial sum: the result is :func:`original_rows_serial`'s bit for bit."""
+    inside a range add +-0 to a partial sum, so every value is :func:`original_rows_serial`'s (an entry with no
+    terms may come out as -0.0 instead of 0.0, which no later sum can tell apart)."""
     n_o = indptr.shape[0] - 1
     k_all = basis.shape[1]
     for chunk in prange((n_o + ROWS_PER_CHUNK - 1) // ROWS_PER_CHUNK):

@@ -1,0 +1,80 @@
+"""Issue 30's chart: each scene's real-time factor before and after, beside its target.
+
+    python benchmarks/realtime_chart.py [--suffix issue30]
+
+Reads the interleaved runs of ``ab_commits.py`` (``results/ab_<scene>_<suffix>.json``, medians of their
+runs; run them first), prints the table and writes ``results/realtime.png`` and ``results/realtime.json``.
+A scene without its file is left out and named.
+"""
+import argparse
+import json
+import pathlib
+import sys
+
+RESULTS = pathlib.Path(__file__).resolve().parent / "results"
+
+#: issue 30's targets (real-time factor on 2 cores)
+TARGETS = {"panda_pick": 2.0, "cloth_drape": 1.5, "soft_ball": 1.0, "soft_mat": 1.0, "soft_gripper": 0.5}
+
+
+def _rows(suffix: str) -> tuple[list, list]:
+    rows, missing = [], []
+    for scene, target in TARGETS.items():
+        path = RESULTS / f"ab_{scene}_{suffix}.json"
+        if not path.exists():
+            missing.append(path.name)
+            continue
+        run = json.loads(path.read_text())
+        medians = run["medians"]
+        rows.append({"scene": scene, "before_commit": run["before"], "after_commit": run["after"],
+                     "before": medians["before"]["realtime_factor"], "after": medians["after"]["realtime_factor"],
+                     "target": target, "repeats": run["repeats"],
+                     "identical_outputs": not run["deterministic_fields_that_differ"]})
+    return rows, missing
+
+
+def _plot(rows: list, path: pathlib.Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(8.0, 4.2), dpi=120)
+    ax = fig.subplots()
+    x = list(range(len(rows)))
+    width = 0.36
+    ax.bar([i - width / 2 for i in x], [r["before"] for r in rows], width, label="before", color="#9aa5b1")
+    ax.bar([i + width / 2 for i in x], [r["after"] for r in rows], width, label="after", color="#1f77b4")
+    for i, r in zip(x, rows):
+        ax.plot([i - 0.45, i + 0.45], [r["target"]] * 2, color="#d62728", linewidth=2,
+                label="target" if i == 0 else None)
+        ax.annotate(f"{r['after']:.2f}x", (i + width / 2, r["after"]), ha="center", va="bottom", fontsize=8)
+    ax.axhline(1.0, color="black", linewidth=0.6, linestyle=":")
+    ax.set_yscale("log")
+    ax.set_xticks(x, [r["scene"] for r in rows])
+    ax.set_ylabel("real-time factor (log scale; 1 = real time)")
+    ax.set_title("Real-time factor per scene, 2 cores, medians of interleaved runs")
+    ax.legend(loc="upper right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--suffix", default="issue30", help="the ab_commits.py --name suffix")
+    args = parser.parse_args()
+    rows, missing = _rows(args.suffix)
+    if missing:
+        print("realtime_chart: left out (no file): " + ", ".join(missing), file=sys.stderr)
+    if not rows:
+        sys.exit("realtime_chart: no results to chart; run benchmarks/ab_commits.py --name <scene>_"
+                 f"{args.suffix} first")
+    print(f"{'scene':14s} {'before':>8s} {'after':>8s} {'target':>7s}  met")
+    for r in rows:
+        print(f"{r['scene']:14s} {r['before']:8.3f} {r['after']:8.3f} {r['target']:7.2f}  "
+              f"{'yes' if r['after'] >= r['target'] else 'no'}")
+    (RESULTS / "realtime.json").write_text(json.dumps(rows, indent=1) + "\n")
+    _plot(rows, RESULTS / "realtime.png")
+    print(f"wrote {RESULTS / 'realtime.png'} and realtime.json")
+
+
+if __name__ == "__main__":
+    main()
