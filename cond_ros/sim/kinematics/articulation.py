@@ -198,22 +198,26 @@ def point_jacobian_articulated(link, point, link_parent, joint_type, joint_dof, 
     """out (6 x n) = d(linear velocity of world ``point`` fixed to ``link``; angular velocity of ``link``)/d(qdot)."""
     out[:, :] = 0.0
     j = link
-    while j >= 0:
-        dof = joint_dof[j]
+    while j >= 0:  # scalars only: two temporary arrays per joint cost more than the arithmetic (every robot point,
+        dof = joint_dof[j]  # every step)
         if dof >= 0:
-            a = joint_axis_world[j] * joint_multiplier[j]
+            a0 = joint_axis_world[j, 0] * joint_multiplier[j]
+            a1 = joint_axis_world[j, 1] * joint_multiplier[j]
+            a2 = joint_axis_world[j, 2] * joint_multiplier[j]
             if joint_type[j] == 3:  # PRISMATIC
-                out[0, dof] += a[0]
-                out[1, dof] += a[1]
-                out[2, dof] += a[2]
+                out[0, dof] += a0
+                out[1, dof] += a1
+                out[2, dof] += a2
             else:
-                r = point - link_pose[j, :3, 3]
-                out[0, dof] += a[1] * r[2] - a[2] * r[1]
-                out[1, dof] += a[2] * r[0] - a[0] * r[2]
-                out[2, dof] += a[0] * r[1] - a[1] * r[0]
-                out[3, dof] += a[0]
-                out[4, dof] += a[1]
-                out[5, dof] += a[2]
+                r0 = point[0] - link_pose[j, 0, 3]
+                r1 = point[1] - link_pose[j, 1, 3]
+                r2 = point[2] - link_pose[j, 2, 3]
+                out[0, dof] += a1 * r2 - a2 * r1
+                out[1, dof] += a2 * r0 - a0 * r2
+                out[2, dof] += a0 * r1 - a1 * r0
+                out[3, dof] += a0
+                out[4, dof] += a1
+                out[5, dof] += a2
         j = link_parent[j]
 
 
