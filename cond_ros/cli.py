@@ -348,8 +348,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(func=_cmd_run)
     bench = sub.add_parser("bench", help="run a benchmark (box_sliding, chebyshev, scaling, cloth_drape, panda_pick, "
-                                         "panda_cable, ros_panda_cable, soft_mat, soft_ball, soft_gripper, ball_stiffness, "
-                                         "paper)")
+                                         "panda_cable, ros_panda_cable, soft_mat, soft_ball, soft_gripper, "
+                                         "ball_stiffness, paper)")
     bench.add_argument("name")
     bench.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     bench.add_argument("--quick", action="store_true", help="smaller problem sizes (CI)")

@@ -155,8 +155,8 @@ def _element_terms(tet_nodes, rest_shape_inverse, rest_volume, lame, geometric, 
 
 
 @parallel_kernel
-def _scatter_rows(rest_shape_inverse, rest_volume, lame, damping_time, geometric, h, tet_pairs, block_slot, incidence_ptr,
-                  incidence, q_all, force_all, geometric_all, data, b):
+def _scatter_rows(rest_shape_inverse, rest_volume, lame, damping_time, geometric, h, tet_pairs, block_slot,
+                  incidence_ptr, incidence, q_all, force_all, geometric_all, data, b):
     """Pass 2 of :func:`assemble_tetrahedra`, node by node: the node's rows of A and b, from its elements in
     ascending order. Only the node's own pass writes its rows, and each entry gets its terms in the order of
     the serial loop over elements, so the sums are bit for bit the serial ones."""
@@ -212,8 +212,8 @@ def assemble_tetrahedra(tet_nodes, rest_shape_inverse, rest_volume, lame, dampin
     geometric_all = np.empty((count if geometric else 0, 4))
     _element_terms(tet_nodes, rest_shape_inverse, rest_volume, lame, geometric, particle_q, q_all, force_all,
                    geometric_all)
-    _scatter_rows(rest_shape_inverse, rest_volume, lame, damping_time, geometric, h, tet_pairs, block_slot, incidence[0],
-                  incidence[1], q_all, force_all, geometric_all, data, b)
+    _scatter_rows(rest_shape_inverse, rest_volume, lame, damping_time, geometric, h, tet_pairs, block_slot,
+                  incidence[0], incidence[1], q_all, force_all, geometric_all, data, b)
 
 
 @kernel

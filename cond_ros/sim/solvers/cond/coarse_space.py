@@ -309,20 +309,6 @@ def pattern_ranges(ptr, columns, out):
 
 
 @kernel
-def _galerkin(basis, a_basis, pattern_ptr, pattern_columns, ranges, b, galerkin, coarse_b):
-    """P^T (A P) and P^T b over the nonzeros of P and the rows' column ranges of A P."""
-    galerkin[:] = 0.0
-    coarse_b[:] = 0.0
-    for r in range(basis.shape[0]):
-        for q in range(pattern_ptr[r], pattern_ptr[r + 1]):
-            i = pattern_columns[q]
-            x = basis[r, i]
-            coarse_b[i] += x * b[r]
-            for j in range(ranges[r, 2], ranges[r, 3]):
-                galerkin[i, j] += x * a_basis[r, j]
-
-
-@kernel
 def column_pattern(pattern_ptr, pattern_columns, k):
     """The nonzeros of P by column from its :func:`row_pattern`: (ptr, rows), column i's rows ascending in
     ``rows[ptr[i]:ptr[i + 1]]``."""
@@ -340,10 +326,10 @@ def column_pattern(pattern_ptr, pattern_columns, k):
     return ptr, rows
 
 
-@parallel_kernel
-def _galerkin_by_column(basis, a_basis, column_ptr, column_rows, ranges, b, galerkin, coarse_b):
-    """:func:`_galerkin` with P's columns (rows of G) on all cores: each gets its terms in the serial loop's
-    order (P's rows ascending), so the result is bit for bit the serial one."""
+def _galerkin(basis, a_basis, column_ptr, column_rows, ranges, b, galerkin, coarse_b):
+    """P^T (A P) and P^T b over the nonzeros of P (by column: :func:`column_pattern`) and the rows' column
+    ranges of A P. A column (a row of G) is one work item and sums over P's rows in ascending order, so the
+    parallel variant gives the serial one's bits."""
     for i in prange(galerkin.shape[0]):
         galerkin[i, :] = 0.0
         coarse_b[i] = 0.0
@@ -353,6 +339,10 @@ def _galerkin_by_column(basis, a_basis, column_ptr, column_rows, ranges, b, gale
             coarse_b[i] += x * b[r]
             for j in range(ranges[r, 2], ranges[r, 3]):
                 galerkin[i, j] += x * a_basis[r, j]
+
+
+galerkin_serial = kernel(_galerkin)
+galerkin_parallel = parallel_kernel(_galerkin)
 
 
 def times_basis(system, basis: np.ndarray, product, ranges: np.ndarray) -> np.ndarray:
@@ -389,8 +379,6 @@ def coarse_operator(system, basis: np.ndarray, pattern=None, product=None):
     a_basis = times_basis(system, basis, product, ranges)
     k = basis.shape[1]
     galerkin, coarse_b = np.empty((k, k)), np.empty(k)
-    if coarse_in_parallel(product):
-        _galerkin_by_column(basis, a_basis, *column_pattern(ptr, columns, k), ranges, system.rhs(), galerkin, coarse_b)
-    else:
-        _galerkin(basis, a_basis, ptr, columns, ranges, system.rhs(), galerkin, coarse_b)
+    galerkin_product = galerkin_parallel if coarse_in_parallel(product) else galerkin_serial
+    galerkin_product(basis, a_basis, *column_pattern(ptr, columns, k), ranges, system.rhs(), galerkin, coarse_b)
     return a_basis, 0.5 * (galerkin + galerkin.T), coarse_b, ranges
