@@ -197,9 +197,10 @@ def point_jacobian_articulated(link, point, link_parent, joint_type, joint_dof, 
                                joint_axis_world, out):
     """out (6 x n) = d(linear velocity of world ``point`` fixed to ``link``; angular velocity of ``link``)/d(qdot)."""
     out[:, :] = 0.0
+    # scalars only: two temporary arrays per joint cost more than the arithmetic (every robot point, every step)
     j = link
-    while j >= 0:  # scalars only: two temporary arrays per joint cost more than the arithmetic (every robot point,
-        dof = joint_dof[j]  # every step)
+    while j >= 0:
+        dof = joint_dof[j]
         if dof >= 0:
             a0 = joint_axis_world[j, 0] * joint_multiplier[j]
             a1 = joint_axis_world[j, 1] * joint_multiplier[j]
