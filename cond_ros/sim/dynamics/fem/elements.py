@@ -130,35 +130,20 @@ CHUNK = 256
 
 
 @parallel_kernel
-def _element_terms(tet_nodes, rest_shape_inverse, rest_volume, lame, geometric, particle_q, q_all, force_all,
+def _element_terms(tet_nodes, rest_shape_inverse, rest_volume, lame, geometric, particle_q, g_all, q_all, force_all,
                    geometric_all):
-    """Pass 1 of :func:`assemble_tetrahedra`, element by element (independent): each element's rotated
-    gradients q (T, 4, 3), elastic nodal forces (T, 4, 3) and, with ``geometric``, the diagonal projection of
-    its stress stiffness per node (T, 4).
-
-    An element's inputs are copied into the work item's scratch rather than passed as views: every view
-    counts a reference on its parent array, atomically, and two threads doing that on the same arrays for
-    every element kept each other waiting (soft_ball: 1.85 ms on two threads against 1.97 on one)."""
+    """Pass 1 of :func:`assemble_tetrahedra`, element by element (independent): each element's rest gradients
+    g (T, 4, 3), rotated gradients q (T, 4, 3), elastic nodal forces (T, 4, 3) and, with ``geometric``, the
+    diagonal projection of its stress stiffness per node (T, 4). An element's views cost little beside its
+    polar decomposition: this pass takes 2.14 ms on one thread and 1.20 on two (soft_ball)."""
     count = tet_nodes.shape[0]
     for chunk in prange((count + CHUNK - 1) // CHUNK):
         r, sigma, f, scratch = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
-        g, q, force = np.empty((4, 3)), np.empty((4, 3)), np.empty((4, 3))
-        nodes, shape_inverse, element_lame = np.empty(4, np.int64), np.empty((3, 3)), np.empty(2)
         for t in range(chunk * CHUNK, min(count, (chunk + 1) * CHUNK)):
-            for j in range(4):
-                nodes[j] = tet_nodes[t, j]
-            for a in range(3):
-                for c in range(3):
-                    shape_inverse[a, c] = rest_shape_inverse[t, a, c]
-            element_lame[0] = lame[t, 0]
-            element_lame[1] = lame[t, 1]
-            element_state(particle_q, nodes, shape_inverse, element_lame, r, sigma, g, f, scratch)
+            g = g_all[t]
+            element_state(particle_q, tet_nodes[t], rest_shape_inverse[t], lame[t], r, sigma, g, f, scratch)
             volume = rest_volume[t]
-            rotated_forces(r, sigma, g, volume, q, force)
-            for j in range(4):
-                for a in range(3):
-                    q_all[t, j, a] = q[j, a]
-                    force_all[t, j, a] = force[j, a]
+            rotated_forces(r, sigma, g, volume, q_all[t], force_all[t])
             if geometric:
                 for i in range(4):
                     diagonal = 0.0
@@ -171,15 +156,17 @@ def _element_terms(tet_nodes, rest_shape_inverse, rest_volume, lame, geometric, 
 
 
 @parallel_kernel
-def _scatter_rows(rest_shape_inverse, rest_volume, lame, damping_time, geometric, h, tet_pairs, block_slot,
-                  incidence_ptr, incidence, q_all, force_all, geometric_all, data, b):
+def _scatter_rows(rest_volume, lame, damping_time, geometric, h, tet_pairs, block_slot, incidence_ptr, incidence,
+                  g_all, q_all, force_all, geometric_all, data, b):
     """Pass 2 of :func:`assemble_tetrahedra`, node by node: the node's rows of A and b, from its elements in
     ascending order. Only the node's own pass writes its rows, and each entry gets its terms in the order of
-    the serial loop over elements, so the sums are bit for bit the serial ones. Indexed, never sliced (see
-    :func:`_element_terms`)."""
+    the serial loop over elements, so the sums are bit for bit the serial ones.
+
+    It indexes pass 1's arrays and never slices them: a view counts a reference on its parent array
+    atomically, several per element and node, and the two threads contended on it (1.85 ms on two threads
+    against 1.97 on one; indexed, 0.71 and 1.16 on soft_ball)."""
     nodes = incidence_ptr.shape[0] - 1
     for chunk in prange((nodes + CHUNK - 1) // CHUNK):
-        g = np.empty((4, 3))
         for node in range(chunk * CHUNK, min(nodes, (chunk + 1) * CHUNK)):
             row = 3 * node
             for e in range(incidence_ptr[node], incidence_ptr[node + 1]):
@@ -187,15 +174,12 @@ def _scatter_rows(rest_shape_inverse, rest_volume, lame, damping_time, geometric
                 i = incidence[e] % 4
                 for a in range(3):
                     b[row + a] += force_all[t, i, a]
-                for a in range(3):  # shape_gradients, written out
-                    for c in range(3):
-                        g[1 + a, c] = rest_shape_inverse[t, a, c]
-                    g[0, a] = -(rest_shape_inverse[t, 0, a] + rest_shape_inverse[t, 1, a] + rest_shape_inverse[t, 2, a])
                 scale = (h + damping_time[t]) * rest_volume[t]
                 mu, lam = lame[t, 0], lame[t, 1]
                 for j in range(4):
                     pair = tet_pairs[t, 4 * i + j]
-                    dot = g[i, 0] * g[j, 0] + g[i, 1] * g[j, 1] + g[i, 2] * g[j, 2]
+                    dot = (g_all[t, i, 0] * g_all[t, j, 0] + g_all[t, i, 1] * g_all[t, j, 1]
+                           + g_all[t, i, 2] * g_all[t, j, 2])
                     for a in range(3):
                         start = block_slot[pair, a]
                         for c in range(3):
@@ -229,12 +213,12 @@ def assemble_tetrahedra(tet_nodes, rest_shape_inverse, rest_volume, lame, dampin
     rows, its elements in ascending order). Every sum is then the serial loop's, whatever the thread count.
     """
     count = tet_nodes.shape[0]
-    q_all, force_all = np.empty((count, 4, 3)), np.empty((count, 4, 3))
+    g_all, q_all, force_all = np.empty((count, 4, 3)), np.empty((count, 4, 3)), np.empty((count, 4, 3))
     geometric_all = np.empty((count if geometric else 0, 4))
-    _element_terms(tet_nodes, rest_shape_inverse, rest_volume, lame, geometric, particle_q, q_all, force_all,
+    _element_terms(tet_nodes, rest_shape_inverse, rest_volume, lame, geometric, particle_q, g_all, q_all, force_all,
                    geometric_all)
-    _scatter_rows(rest_shape_inverse, rest_volume, lame, damping_time, geometric, h, tet_pairs, block_slot,
-                  incidence[0], incidence[1], q_all, force_all, geometric_all, data, b)
+    _scatter_rows(rest_volume, lame, damping_time, geometric, h, tet_pairs, block_slot, incidence[0], incidence[1],
+                  g_all, q_all, force_all, geometric_all, data, b)
 
 
 @kernel
