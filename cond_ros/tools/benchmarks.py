@@ -121,6 +121,18 @@ def bench_chebyshev(quick=False, quiet=True) -> dict:
             "paper_table_ix": PAPER_TABLE_IX}
 
 
+def step_statistics(stats) -> dict:
+    """The per-step costs and quality of a run's ``StepStats``: medians of the stage times (``dynamics_ms``
+    with collision, as the paper's DT), mean and largest iterations, mean contacts, worst penetration."""
+    return {"dynamics_ms": float(np.median([s.dynamics_ms + s.collision_ms for s in stats])),
+            "collision_ms": float(np.median([s.collision_ms for s in stats])),
+            "solver_ms": float(np.median([s.solver_ms for s in stats])),
+            "iterations_mean": float(np.mean([s.iterations for s in stats])),
+            "iterations_max": int(max(s.iterations for s in stats)),
+            "contacts_mean": float(np.mean([s.contact_count for s in stats])),
+            "max_penetration_mm": 1e3 * max(s.max_penetration for s in stats)}
+
+
 def bench_cloth_drape(quick=False, quiet=True) -> dict:
     """The README's demo (``cond-ros run cloth_drape``): a 24 x 24 particle cloth dropped on a sphere and a
     plane, its whole 3 s. Real-time factor of the scene's solver (COND with Chebyshev, the stepping alone),
@@ -140,16 +152,8 @@ def bench_cloth_drape(quick=False, quiet=True) -> dict:
                                                     {**options.solver_options, "chebyshev": False}))
     without = [plain.step().iterations for _ in _progress(range(steps), "cloth_drape, no Chebyshev", quiet)]
     return {"steps": steps, "dt_s": sim.dt, "dof": sim.model.dof_count, "tolerance": sim.solver.tolerance,
-            "dynamics_ms": float(np.median([s.dynamics_ms + s.collision_ms for s in stats])),
-            "collision_ms": float(np.median([s.collision_ms for s in stats])),
-            "solver_ms": float(np.median([s.solver_ms for s in stats])),
-            "iterations_mean": float(np.mean([s.iterations for s in stats])),
-            "iterations_max": int(max(s.iterations for s in stats)),
-            "iterations_without_chebyshev_mean": float(np.mean(without)),
-            "contacts_mean": float(np.mean([s.contact_count for s in stats])),
-            "max_penetration_mm": 1e3 * max(s.max_penetration for s in stats),
-            "realtime_factor": steps * sim.dt / wall,
-            "paper_table_ix": PAPER_TABLE_IX}
+            **step_statistics(stats), "iterations_without_chebyshev_mean": float(np.mean(without)),
+            "realtime_factor": steps * sim.dt / wall, "paper_table_ix": PAPER_TABLE_IX}
 
 
 def bench_scaling(quick=False, quiet=True) -> dict:

@@ -14,6 +14,7 @@ from tqdm import tqdm
 
 from ..scenes import edited_scene
 from ..sim import elastic_forces
+from .benchmarks import step_statistics
 from .paper_tables import PAPER, PAPER_TABLE_IV
 
 #: the paper's table of each scene (its COND, PGS and APGD rows go into the scene's bench result)
@@ -45,15 +46,8 @@ def run_fem_scene(scene, steps: int, *, desc: str, quiet: bool, observe=None) ->
         if observe is not None:
             observe(sim)
     return {"steps": steps, "dt_s": sim.dt, "dof": sim.model.dof_count, "nodes": sim.model.particle_count,
-            "tets": sim.model.tet_count, "tolerance": sim.solver.tolerance,
-            "max_penetration_mm": 1e3 * max(s.max_penetration for s in stats),
+            "tets": sim.model.tet_count, "tolerance": sim.solver.tolerance, **step_statistics(stats),
             "internal_force_norm": float(np.mean(force_norm)), "internal_force_norm_max": float(np.max(force_norm)),
-            "dynamics_ms": float(np.median([s.dynamics_ms + s.collision_ms for s in stats])),
-            "collision_ms": float(np.median([s.collision_ms for s in stats])),
-            "solver_ms": float(np.median([s.solver_ms for s in stats])),
-            "iterations_mean": float(np.mean([s.iterations for s in stats])),
-            "iterations_max": int(max(s.iterations for s in stats)),
-            "contacts_mean": float(np.mean([s.contact_count for s in stats])),
             "realtime_factor": steps * sim.dt / stepping}
 
 
