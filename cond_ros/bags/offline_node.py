@@ -8,7 +8,7 @@ the same commands, and ``record`` and ``replay`` agree with the node and with ea
 """
 from __future__ import annotations
 
-from ..cosim import (CLOCK_TOPIC, FORWARD_TOPICS, JOINT_COMMAND_TOPIC, JOINT_STATES_TOPIC, TRAJECTORY_TOPIC,
+from ..cosim import (CLOCK_TOPIC, FORWARD_TOPICS, JOINT_COMMAND_TOPIC, TRAJECTORY_TOPIC,
                      CommandState, JointTargets, SimClock, SimConfig, StepOutputs, build_scene, command_mapping,
                      forward_targets, joint_state_targets, joint_trajectory, resolve_topic, warm_up)
 from . import messages
@@ -68,7 +68,7 @@ class OfflineNode:
         node does; a command the node would reject is dropped, noted in :attr:`rejected`, and False returned."""
         limits = self.commands.limits
         try:
-            if topic == JOINT_COMMAND_TOPIC:
+            if topic == JOINT_COMMAND_TOPIC or topic == self.outputs.interface.joint_commands:
                 self.commands.apply(joint_state_targets(self.names, limits, *messages.joint_state_fields(msg)))
             elif topic == TRAJECTORY_TOPIC:
                 names, _, points = messages.trajectory_fields(msg)
@@ -100,7 +100,7 @@ class OfflineNode:
                                         gravity_compensation=self.config.gravity_compensation)
         sim.step(control)
         self.clock.advance()
-        readings = [sensor.update(sim.state.time, sim.previous_state, sim.state, sim.contacts, sim.dt)[0]
+        readings = [sensor.update(sim.state.time, sim.previous_state, sim.state, sim.contacts, sim.dt)
                     for sensor in self.scene.sensors]
         return self._published(readings)
 
@@ -109,7 +109,7 @@ class OfflineNode:
         out = [(CLOCK_TOPIC, messages.clock(ns))]
         joint_state = self.outputs.joint_state(step, self.sim.state)
         if joint_state is not None:
-            out.append((resolve_topic(JOINT_STATES_TOPIC), messages.joint_state(*joint_state, ns)))
+            out.append((resolve_topic(self.outputs.interface.joint_states), messages.joint_state(*joint_state, ns)))
         for wrench in self.outputs.wrenches(step, readings, self.sim.contacts):
             out.append((resolve_topic(wrench.topic), messages.wrench(wrench.values, wrench.frame_id, ns)))
         return out

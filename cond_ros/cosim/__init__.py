@@ -4,17 +4,20 @@ Plain Python on :mod:`cond_ros.sim`, tested without rclpy and shared with the ba
 :mod:`cond_ros.bags`: ``config`` (the node's parameters and their checks), ``sim_setup`` (the scene they
 describe), ``commands`` (validation and the held command), ``joint_names`` (panda_/fer_ prefixes),
 ``stepping`` and ``pacing`` (when to step: lockstep, real-time pacing), ``outputs`` and ``contact_wrenches``
-(the values published), ``publication`` (which value goes on which topic), ``throttle`` (warnings).
+(the values published), ``interfaces`` (the topic conventions of ros2_control, Isaac, ATI and Franka),
+``publication`` (which value goes on which topic), ``throttle`` (warnings).
 Nothing here imports :mod:`cond_ros.ros`.
 """
-from .commands import (FORWARD_TOPICS, JOINT_COMMAND_TOPIC, LIMIT_TOLERANCE, TRAJECTORY_TOPIC, CommandError,
+from .commands import (FORWARD_TOPICS, LIMIT_TOLERANCE, TRAJECTORY_TOPIC, CommandError,
                        CommandState, DriveMode, JointTargets, forward_targets, joint_state_targets, joint_trajectory,
                        script_commands)
 from .config import NS_PER_S, PARAMETERS, SPECS, ConfigError, SimConfig, check_parameter, validate_config
+from .interfaces import (FT_PRESETS, JOINT_COMMAND_TOPIC, JOINT_INTERFACES, JOINT_STATES_TOPIC, JointInterface,
+                         joint_interface)
 from .joint_names import JointNameMap, UnknownJointError
 from .outputs import WORLD_FRAME, cable_polyline, collider_shapes, link_frames, robot_kinematics
 from .pacing import Pacer
-from .publication import CLOCK_TOPIC, JOINT_STATES_TOPIC, StepOutputs, resolve_topic, topic_token
+from .publication import CLOCK_TOPIC, StepOutputs, resolve_topic, topic_token
 from .sim_setup import build_scene, command_mapping, load_scene_parameter, warm_up
 from .stepping import LockstepGate, SimClock, StepRequests
 from .throttle import WarningThrottle
@@ -27,6 +30,8 @@ __all__ = [
     # parameters and the scene they describe
     "ConfigError", "SimConfig", "PARAMETERS", "SPECS", "NS_PER_S", "check_parameter", "validate_config",
     "build_scene", "command_mapping", "load_scene_parameter", "warm_up",
+    # the topic conventions of users' stacks
+    "JOINT_INTERFACES", "JointInterface", "joint_interface", "FT_PRESETS",
     # when to step
     "Pacer", "LockstepGate", "SimClock", "StepRequests",
     # values out

@@ -34,8 +34,8 @@ class DriveMode(enum.IntEnum):
     EFFORT = 2
 
 
-# the node's command topics (relative to its namespace) and their message types
-JOINT_COMMAND_TOPIC = "joint_command"  # sensor_msgs/JointState
+# the node's other command topics (relative to its namespace; joint_command is in ``interfaces``) and their
+# message types
 TRAJECTORY_TOPIC = "joint_trajectory_controller/joint_trajectory"  # trajectory_msgs/JointTrajectory
 FORWARD_TOPICS = (("forward_position_controller/commands", DriveMode.POSITION),  # std_msgs/Float64MultiArray
                   ("forward_velocity_controller/commands", DriveMode.VELOCITY),

@@ -11,6 +11,8 @@ import dataclasses
 import math
 import os
 
+from .interfaces import FT_PRESETS, JOINT_INTERFACES, parse_ft_output, topic_problem
+
 # the registry of cond_ros.sim.solvers, without importing numba here (test_config checks they match)
 SOLVER_NAMES = ("cond", "penalty", "pgs", "apgd", "bisection", "newton", "primal_newton", "compliant")
 NS_PER_S = 1_000_000_000
@@ -74,6 +76,16 @@ PARAMETERS = (
     ParameterSpec("record_bag", "", "write the published clock, joint states, F/T and contact wrenches and the "
                                     "received commands to this new rosbag2 directory; empty = off"),
     ParameterSpec("record_storage", "mcap", "storage of record_bag: mcap or sqlite3"),
+    ParameterSpec("interface", "native", "joint topics: native (joint_states, joint_command, ...), topic_based "
+                                         "(ros2_control's topic-based plugin: /robot_joint_states, "
+                                         "/robot_joint_commands) or isaac (/isaac_joint_states, "
+                                         "/isaac_joint_commands)"),
+    ParameterSpec("joint_states_topic", "", "where the joint states go; empty = the interface's topic"),
+    ParameterSpec("joint_commands_topic", "", "where JointState commands come from; empty = the interface's topic"),
+    ParameterSpec("ft_outputs", ["native"], "F/T topics of every sensor, each PRESET or PRESET=TOPIC; presets "
+                                            f"{', '.join(FT_PRESETS)}; a TOPIC may hold {{sensor}}"),
+    ParameterSpec("franka_stiffness_frame", "", "franka_fr3_* F/T outputs: the link of the stiffness frame K; "
+                                                "empty = the first *tcp link fixed below the sensor, else its link"),
 )
 SPECS = {spec.name: spec for spec in PARAMETERS}
 LIVE_PARAMETERS = tuple(spec.name for spec in PARAMETERS if not spec.read_only)
@@ -106,6 +118,11 @@ class SimConfig:
     command_joints: tuple
     record_bag: str = ""
     record_storage: str = "mcap"
+    interface: str = "native"
+    joint_states_topic: str = ""
+    joint_commands_topic: str = ""
+    ft_outputs: tuple = ("native",)
+    franka_stiffness_frame: str = ""
 
 
 def _check(spec: ParameterSpec, value) -> str | None:
@@ -143,6 +160,20 @@ def check_parameter(name: str, value) -> str | None:
         return f"command_joints: names repeat: {list(value)}"
     if name == "record_storage" and value not in RECORD_STORAGES:
         return f"record_storage: expected one of {', '.join(RECORD_STORAGES)}, got {value!r}"
+    if name == "interface" and value not in JOINT_INTERFACES:
+        return f"interface: expected one of {', '.join(JOINT_INTERFACES)}, got {value!r}"
+    if name in ("joint_states_topic", "joint_commands_topic") and value:
+        return topic_problem(name, value) or (f"{name}: {{sensor}} is for ft_outputs only" if "{" in value else None)
+    if name == "ft_outputs":
+        outputs = []
+        for entry in value:
+            try:
+                outputs.append(parse_ft_output(entry))
+            except ValueError as exc:
+                return f"ft_outputs: {exc}"
+        topics = [topic for _, topic in outputs]
+        if len(set(topics)) != len(topics):
+            return f"ft_outputs: two outputs on one topic: {list(value)}"
     if name == "record_bag" and value:
         if os.path.lexists(value):
             return f"record_bag: {value!r} exists already; choose a new path"
@@ -182,6 +213,7 @@ def validate_config(values: dict) -> SimConfig:
         raise ConfigError("invalid parameters:\n  " + "\n  ".join(problems))
     merged["dt"] = float(merged["dt"])
     merged["command_joints"] = tuple(merged["command_joints"])
+    merged["ft_outputs"] = tuple(merged["ft_outputs"])
     for spec in PARAMETERS:
         if spec.type_name == "float":
             merged[spec.name] = float(merged[spec.name])

@@ -11,12 +11,13 @@ import dataclasses
 
 import numpy as np
 
+from .config import ConfigError
 from .contact_wrenches import BodyNames, pair_wrenches
+from .interfaces import FTOutput, franka_wrenches, joint_interface, parse_ft_output, stiffness_link
 from .outputs import WORLD_FRAME, JointStateLayout, RateDivider, sensor_frame_id
 
 NODE_NAME = "cond_sim"
 CLOCK_TOPIC = "/clock"
-JOINT_STATES_TOPIC = "joint_states"
 RATE_NAMES = ("joint_state", "ft", "contact_wrench", "marker", "tf")  # each has a ``<name>_rate`` parameter
 
 
@@ -69,8 +70,19 @@ class StepOutputs:
         self.layout = JointStateLayout.from_model(model)
         self.bodies = BodyNames(model, scene.cables)
         self.rates = {name: RateDivider(getattr(config, f"{name}_rate"), dt) for name in RATE_NAMES}
-        self.ft = [ft_topics(sensor.spec.name) + (sensor_frame_id(sensor.spec),) for sensor in scene.sensors]
+        self.interface = joint_interface(config.interface, config.joint_states_topic, config.joint_commands_topic)
+        self.ft = ft_outputs(scene, config)
+        self.ft_truth = {out.sensor: ft_topics(scene.sensors[out.sensor].spec.name)[1]
+                         for out in self.ft if out.preset == "native"}
+        self._parent_to_child = [sensor.spec.measure_direction == "parent_to_child" for sensor in scene.sensors]
+        self._franka = _franka_frames(model, scene.sensors, config.franka_stiffness_frame,
+                                      {out.sensor for out in self.ft if out.preset.startswith("franka")})
         self.pair_topics: dict = {}  # (body a, body b) -> topic, from the pair's first contact on
+
+    @property
+    def ft_topic_names(self) -> list:
+        """Every F/T topic, measured and ground truth (they exist from the start)."""
+        return [out.topic for out in self.ft] + list(self.ft_truth.values())
 
     def joint_state(self, step: int, state):
         """(names, positions, velocities) when /joint_states is due at ``step``, else None."""
@@ -79,19 +91,29 @@ class StepOutputs:
         return (self.layout.names, *self.layout.values(state))
 
     def wrenches(self, step: int, readings, contacts) -> list:
-        """The :class:`WrenchOutput` due at ``step``: F/T readings (the measured one only when the sensor
+        """The :class:`WrenchOutput` due at ``step``: F/T outputs (a measured reading only when the sensor
         sampled at this step) and, for every body pair ever in contact, its wrench (zeros once apart).
 
-        ``readings`` (one :class:`~cond_ros.sim.sensors.FTReading` per sensor) is None before the first step.
+        ``readings``: per sensor, its (:class:`~cond_ros.sim.sensors.FTReading`,
+        :class:`~cond_ros.sim.sensors.wrench.JointWrench`) of the step; None before the first step.
         """
         out = []
         if readings is None:
             return out
         if self.rates["ft"].due(step):
-            for (measured, truth, frame), reading in zip(self.ft, readings):
-                if reading.updated:
-                    out.append(WrenchOutput(measured, reading.wrench, frame))
-                out.append(WrenchOutput(truth, reading.true_wrench, frame))
+            for ft in self.ft:
+                reading, joint_wrench = readings[ft.sensor]
+                if ft.preset == "native" or ft.preset == "ati_netft":
+                    if reading.updated:
+                        sign = -1.0 if ft.preset == "ati_netft" and self._parent_to_child[ft.sensor] else 1.0
+                        out.append(WrenchOutput(ft.topic, sign * reading.wrench, ft.frame_id))
+                else:
+                    base, stiffness = franka_wrenches(joint_wrench, *self._franka[ft.sensor])
+                    out.append(WrenchOutput(ft.topic, base if ft.preset == "franka_fr3_base" else stiffness,
+                                            ft.frame_id))
+            for sensor, topic in self.ft_truth.items():
+                out.append(WrenchOutput(topic, readings[sensor][0].true_wrench,
+                                        next(ft.frame_id for ft in self.ft if ft.sensor == sensor)))
         if self.rates["contact_wrench"].due(step):
             wrenches = pair_wrenches(self.bodies, contacts)
             for pair in wrenches:
@@ -101,3 +123,40 @@ class StepOutputs:
                 values = wrenches.get(pair)
                 out.append(WrenchOutput(topic, values if values is not None else np.zeros(6), WORLD_FRAME))
         return out
+
+
+def ft_outputs(scene, config) -> list:
+    """The :class:`FTOutput` of every ``ft_outputs`` entry and sensor, in entry order then sensor order;
+    raises ConfigError when two sensors would share a topic."""
+    out = []
+    sensors = scene.sensors
+    for entry in config.ft_outputs:
+        preset, topic = parse_ft_output(entry)
+        if len(sensors) > 1 and "{sensor}" not in topic:
+            raise ConfigError(f"ft_outputs: {entry!r} would publish {len(sensors)} sensors on one topic; put "
+                              f"{{sensor}} in its topic")
+        for i, sensor in enumerate(sensors):
+            name = topic.replace("{sensor}", topic_token(sensor.spec.name))
+            frame = sensor_frame_id(sensor.spec)
+            if preset.startswith("franka"):
+                art = scene.simulator.model.robots[sensor.robot]
+                if preset == "franka_fr3_base":
+                    frame = art.link_name[0]
+                else:
+                    try:
+                        frame = art.link_name[stiffness_link(art, sensor.probe.child, config.franka_stiffness_frame)[0]]
+                    except ValueError as exc:
+                        raise ConfigError(str(exc)) from None
+            out.append(FTOutput(preset, i, name, frame))
+    return out
+
+
+def _franka_frames(model, sensors, stiffness_frame: str, which: set) -> dict:
+    """{sensor: (world <- robot root link, sensor child link <- K)} for the sensors with a Franka output."""
+    frames = {}
+    for i in which:
+        sensor = sensors[i]
+        art = model.robots[sensor.robot]
+        frames[i] = (art.base_transform @ art.joint_origin[0],
+                     stiffness_link(art, sensor.probe.child, stiffness_frame)[1])
+    return frames

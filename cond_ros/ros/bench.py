@@ -48,7 +48,7 @@ def _memory(samples) -> dict:
 
 def _wait_for_peers(node, executor, timeout: float = 60.0) -> None:
     """Spin until the controller and the probe subscribe to /joint_states and the controller publishes."""
-    from .node import JOINT_COMMAND_TOPIC
+    from ..cosim import JOINT_COMMAND_TOPIC
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if (node.joint_state_pub.get_subscription_count() >= 2

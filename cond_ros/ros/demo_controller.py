@@ -14,9 +14,9 @@ from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
-from ..cosim import ConfigError, load_scene_parameter, script_commands
+from ..cosim import JOINT_COMMAND_TOPIC, ConfigError, load_scene_parameter, script_commands
 from . import messages
-from .node import DEFAULT_QOS, JOINT_COMMAND_TOPIC, run_node
+from .node import DEFAULT_QOS, run_node
 
 NODE_NAME = "cond_demo_controller"
 

@@ -33,7 +33,7 @@ from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
-from ..cosim import (CLOCK_TOPIC, FORWARD_TOPICS, JOINT_COMMAND_TOPIC, JOINT_STATES_TOPIC, PARAMETERS, SPECS,
+from ..cosim import (CLOCK_TOPIC, FORWARD_TOPICS, PARAMETERS, SPECS,
                      TRAJECTORY_TOPIC, CommandError, CommandState, ConfigError, LockstepGate, Pacer, SimClock,
                      StepOutputs, StepRequests, WarningThrottle, build_scene, cable_polyline, check_parameter,
                      collider_shapes, command_mapping, forward_targets, joint_state_targets, joint_trajectory,
@@ -104,7 +104,8 @@ class SimNode(Node):
             f"scene {self.config.scene!r}: {len(self.layout.names)} joints, {len(self.scene.sensors)} F/T sensors, "
             f"dt {self.sim.dt} s, solver {self.sim.solver.name}; "
             f"{'paused' if self.requests.paused else 'running'} at real-time factor {self.config.real_time_factor}"
-            f"{', lockstep' if self.config.lockstep else ''}")
+            f"{', lockstep' if self.config.lockstep else ''}; joint states on {self.outputs.interface.joint_states}, "
+            f"commands on {self.outputs.interface.joint_commands}")
 
     # -- parameters ------------------------------------------------------------------------------------
 
@@ -145,23 +146,26 @@ class SimNode(Node):
     def _create_interfaces(self) -> None:
         self.recorder = self._open_recording()
         self.clock_pub = self._publisher(Clock, CLOCK_TOPIC, CLOCK_QOS)
-        self.joint_state_pub = self._publisher(JointState, JOINT_STATES_TOPIC, DEFAULT_QOS)
+        interface = self.outputs.interface
+        # reliable: matches the topic-based plugin's sensor-data (best effort) subscription as well as a reliable one
+        self.joint_state_pub = self._publisher(JointState, interface.joint_states, DEFAULT_QOS)
         self.wrench_pubs = {}  # topic -> publisher: F/T from the start, contact pairs from their first contact
-        for measured, truth, _ in self.outputs.ft:
-            for topic in (measured, truth):
-                self.wrench_pubs[topic] = self._publisher(WrenchStamped, topic, DEFAULT_QOS)
+        for topic in self.outputs.ft_topic_names:
+            self.wrench_pubs[topic] = self._publisher(WrenchStamped, topic, DEFAULT_QOS)
         self.marker_pub = self.create_publisher(MarkerArray, "~/markers", DEFAULT_QOS)
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", DEFAULT_QOS)
         self.tf_pub = self.create_publisher(TFMessage, "/tf", 100) if TFMessage is not None else None
         limits = self.commands.limits
-        self._subscribe(JointState, JOINT_COMMAND_TOPIC, lambda msg: self._command(
-            JOINT_COMMAND_TOPIC, lambda: joint_state_targets(self.names, limits, *messages.joint_state_fields(msg)),
+        commands = interface.joint_commands
+        self._subscribe(JointState, commands, lambda msg: self._command(
+            commands, lambda: joint_state_targets(self.names, limits, *messages.joint_state_fields(msg)),
             self.commands.apply))
-        self._subscribe(JointTrajectory, TRAJECTORY_TOPIC, lambda msg: self._command(
-            TRAJECTORY_TOPIC, lambda: self._trajectory(msg), self.commands.follow))
-        for topic, mode in FORWARD_TOPICS:
-            self._subscribe(Float64MultiArray, topic, lambda msg, topic=topic, mode=mode: self._command(
-                topic, lambda: forward_targets(limits, self.command_dofs, mode, msg.data), self.commands.apply))
+        if interface.native_commands:  # elsewhere the user's controller_manager owns these topics
+            self._subscribe(JointTrajectory, TRAJECTORY_TOPIC, lambda msg: self._command(
+                TRAJECTORY_TOPIC, lambda: self._trajectory(msg), self.commands.follow))
+            for topic, mode in FORWARD_TOPICS:
+                self._subscribe(Float64MultiArray, topic, lambda msg, topic=topic, mode=mode: self._command(
+                    topic, lambda: forward_targets(limits, self.command_dofs, mode, msg.data), self.commands.apply))
         self.create_service(SetBool, "~/pause", self._on_pause)
         self.create_service(Trigger, "~/step", self._on_step)
         self.create_service(Trigger, "~/reset", self._on_reset)
@@ -342,7 +346,7 @@ class SimNode(Node):
         self.clock.advance()
         # the controller's input first: the F/T readings and the other outputs take ~1 ms more at 320 segments
         self._publish_state()
-        readings = [sensor.update(sim.state.time, sim.previous_state, sim.state, sim.contacts, sim.dt)[0]
+        readings = [sensor.update(sim.state.time, sim.previous_state, sim.state, sim.contacts, sim.dt)
                     for sensor in self.scene.sensors]
         self._publish_outputs(readings)
         published = time.monotonic()

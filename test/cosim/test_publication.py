@@ -26,14 +26,14 @@ def test_outputs_of_a_step(small_scene):
     sim.step()
     sensor = small_scene.sensors[0]
     sensor.reset()
-    reading = sensor.update(sim.state.time, sim.previous_state, sim.state, sim.contacts, sim.dt)[0]
-    first = outputs.wrenches(1, [reading], sim.contacts)
+    reading, joint_wrench = sensor.update(sim.state.time, sim.previous_state, sim.state, sim.contacts, sim.dt)
+    first = outputs.wrenches(1, [(reading, joint_wrench)], sim.contacts)
     topics = [out.topic for out in first]
     assert topics[:2] == ["~/ft/wrist_ft", "~/ft/wrist_ft/ground_truth"]
     assert "~/contact_wrench/cable0/cylinder0" in topics
     assert np.array_equal(first[0].values, reading.wrench) and first[0].frame_id == "ft_sensor_link"
     held = dict(reading.__dict__, updated=False)
-    later = outputs.wrenches(2, [type(reading)(**held)], None)  # not sampled; no contacts now
+    later = outputs.wrenches(2, [(type(reading)(**held), joint_wrench)], None)  # not sampled; no contacts now
     assert [out.topic for out in later][0] == "~/ft/wrist_ft/ground_truth"
     pair = next(out for out in later if out.topic == "~/contact_wrench/cable0/cylinder0")
     assert np.array_equal(pair.values, np.zeros(6)) and pair.frame_id == "world"
