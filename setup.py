@@ -1,4 +1,5 @@
 """ament_python package ``cond_ros`` (also a plain pip package: ``pip install -e .``)."""
+import os
 from glob import glob
 
 from setuptools import find_packages, setup
@@ -13,7 +14,8 @@ setup(
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
         (f"share/{PACKAGE}/launch", glob("launch/*.py")),
-        (f"share/{PACKAGE}/config", glob("config/*")),
+        (f"share/{PACKAGE}/config", [path for path in glob("config/*") if os.path.isfile(path)]),
+        (f"share/{PACKAGE}/config/ros2_control", glob("config/ros2_control/*")),
         (f"share/{PACKAGE}/urdf", glob("urdf/*")),
     ],
     python_requires=">=3.10",
@@ -31,6 +33,8 @@ setup(
         # independent references used only by tests: a conic solver, Pinocchio, the example-robot-data Panda;
         # colcon, to test the distribution's install path (a plain colcon build)
         "test": ["pytest>=7", "clarabel>=0.7", "pin>=3", "example-robot-data>=4", "colcon-common-extensions>=0.3",
+                 # expands urdf/panda.ros2_control.xacro (test/test_ros2_control_files.py)
+                 "xacro>=2",
                  # the code's layout: import layers and lint (test/test_code_layout.py)
                  "import-linter>=2", "ruff>=0.5"],
     },
