@@ -150,6 +150,60 @@ class BagReader:
             bar.close()
 
 
+    def raw_messages(self, topics):
+        """(topic, message type, log time [ns], CDR bytes) of ``topics``, in log-time order, not decoded (what
+        a player publishes as it was recorded). Raises BagError when the file ends early."""
+        connections = [c for c in self._reader.connections if c.topic in set(topics)]
+        if not connections:
+            return
+        topic, index = None, 0
+        try:
+            for connection, log_ns, raw in self._reader.messages(connections=connections):
+                topic = connection.topic
+                index += 1
+                yield topic, connection.msgtype, int(log_ns), bytes(raw)
+        except Exception as exc:  # noqa: BLE001 (the storage layer fails on a file cut short)
+            raise BagError(self.path, f"reading stopped after {index} messages (truncated or corrupt?): "
+                                      f"{type(exc).__name__}: {exc}", topic) from None
+
+    def offered_qos(self, topic: str) -> dict | None:
+        """The QoS the topic's first recorded publisher offered, as ``{reliability, durability, history, depth}``
+        (strings, as ``ros2 bag`` writes them from metadata version 9 on; older bags' enum numbers are mapped),
+        or None when the bag has none (bags written by ``rosbags``, ours included)."""
+        for connection in self._reader.connections:
+            if connection.topic == topic:
+                return _qos_dict(getattr(connection.ext, "offered_qos_profiles", None))
+        return None
+
+
+# rmw enum numbers of rosbag2 metadata before version 9 (a YAML string of profiles)
+_QOS_ENUMS = {"reliability": {1: "reliable", 2: "best_effort"}, "durability": {1: "transient_local", 2: "volatile"},
+              "history": {1: "keep_last", 2: "keep_all"}}
+
+
+def _qos_dict(profiles) -> dict | None:
+    import yaml
+    if isinstance(profiles, str):
+        profiles = yaml.safe_load(profiles) if profiles.strip() else None
+    if not profiles:
+        return None
+    first = profiles[0]
+    if not isinstance(first, dict):  # rosbags' own Qos objects
+        first = {k: getattr(first, k) for k in ("reliability", "durability", "history", "depth") if hasattr(first, k)}
+    out = {}
+    for key, names in _QOS_ENUMS.items():
+        value = first.get(key)
+        value = getattr(value, "name", value)  # an enum
+        if isinstance(value, int):
+            value = names.get(value)
+        if isinstance(value, str) and value.lower() in names.values():
+            out[key] = value.lower()
+    depth = first.get("depth")
+    if isinstance(depth, int) and depth > 0:
+        out["depth"] = depth
+    return out or None
+
+
 def message_type_name(msg) -> str:
     """``pkg/msg/Type`` of a ``rosbags`` message (its ``__msgtype__``)."""
     return msg.__msgtype__

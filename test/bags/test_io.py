@@ -116,3 +116,16 @@ def test_fast_dds_padding_is_tolerated(tmp_path):
     assert messages.joint_state_fields(padded) == messages.joint_state_fields(msg)
     with pytest.raises(Exception):
         decode(raw[:-6], messages.JOINT_STATE)
+
+
+def test_offered_qos_of_both_metadata_forms():
+    """rosbag2 before metadata version 9 stores the offered QoS as a YAML string of rmw enum numbers, from 9
+    on as a list of maps with names; both read as names. A bag without any (rosbags writes none) gives None."""
+    from cond_ros.bags.io import _qos_dict
+    old = "- history: 1\n  depth: 1\n  reliability: 2\n  durability: 2\n  deadline: {sec: 0, nsec: 0}\n"
+    assert _qos_dict(old) == {"history": "keep_last", "depth": 1, "reliability": "best_effort",
+                              "durability": "volatile"}
+    new = [{"history": "keep_last", "depth": 10, "reliability": "reliable", "durability": "transient_local"}]
+    assert _qos_dict(new) == {"history": "keep_last", "depth": 10, "reliability": "reliable",
+                              "durability": "transient_local"}
+    assert _qos_dict([]) is None and _qos_dict("") is None and _qos_dict(None) is None

@@ -1,0 +1,132 @@
+"""``cond-ros play BAG``: publish a bag's messages as they were recorded, for a controller under test.
+
+``ros2 bag play`` is not on the pip path (rosbag2_py has no wheel); this is its core. Each message goes
+out as its recorded CDR bytes, so stamps and contents are exactly the bag's. It goes out at its log time
+relative to the first message, divided by ``rate``. Each topic gets the QoS its recorded publisher offered
+where the bag stores it (``ros2 bag record`` does). Otherwise ``/clock`` gets the clock QoS (best effort,
+depth 1) and every other topic reliable, depth 10.
+
+With ``clock_hz`` the player publishes ``/clock`` itself at that wall rate, from the bag's log time (the
+bag's own ``/clock`` messages are then left out). Everything about the bag and the message types is checked
+before the node starts: an unknown topic or a type whose Python package is missing is an error naming it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import time
+
+from ..bags import BagError, BagReader
+
+CLOCK_TOPIC = "/clock"
+DEFAULT_DEPTH = 10
+
+
+@dataclasses.dataclass
+class PlaySummary:
+    messages: int
+    loops: int
+    wall_s: float
+    counts: dict
+
+
+def message_class(msgtype: str, topic: str, bag: str):
+    """The rclpy class of ``pkg/msg/Type``; BagError naming the topic when its package is not installed."""
+    package, _, name = msgtype.partition("/msg/")
+    try:
+        return getattr(importlib.import_module(f"{package}.msg"), name)
+    except (ImportError, AttributeError):
+        raise BagError(bag, f"its type {msgtype} is not installed here (Python package {package}); leave the "
+                            f"topic out with --topics, or install the message package", topic) from None
+
+
+def _qos(recorded: dict | None, topic: str):
+    from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+    if recorded is None:
+        if topic == CLOCK_TOPIC:
+            return QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)
+        return QoSProfile(depth=DEFAULT_DEPTH)
+    profile = QoSProfile(depth=recorded.get("depth", DEFAULT_DEPTH))
+    if "reliability" in recorded:
+        profile.reliability = ReliabilityPolicy[recorded["reliability"].upper()]
+    if "durability" in recorded:
+        profile.durability = DurabilityPolicy[recorded["durability"].upper()]
+    if recorded.get("history") == "keep_all":
+        profile.history = HistoryPolicy.KEEP_ALL
+    return profile
+
+
+def plan(path: str, topics=None, *, clock: bool = False) -> tuple[dict, dict]:
+    """({topic: message type}, {topic: recorded QoS or None}) to play; raises BagError before any ROS work."""
+    with BagReader(path) as reader:
+        available = reader.topics
+        chosen = list(topics) if topics else sorted(available)
+        unknown = [t for t in chosen if t not in available]
+        if unknown:
+            listing = ", ".join(f"{t} ({m})" for t, (m, _) in sorted(available.items())) or "none"
+            raise BagError(path, f"no such topic; the bag has: {listing}", unknown[0])
+        if clock:
+            chosen = [t for t in chosen if t != CLOCK_TOPIC]
+        types = {t: available[t][0] for t in chosen}
+        for topic, msgtype in types.items():
+            message_class(msgtype, topic, path)
+        return types, {t: reader.offered_qos(t) for t in chosen}
+
+
+def play(path: str, *, rate: float = 1.0, topics=None, clock_hz: float | None = None, loop: bool = False,
+         delay: float = 0.0, node_name: str = "cond_ros_play", log=print, stop=lambda: False) -> PlaySummary:
+    """Publish the bag (see the module docstring) until its end, or forever with ``loop`` (until ``stop()``
+    or Ctrl-C). rclpy must be initialized by the caller."""
+    import rclpy
+    from rosgraph_msgs.msg import Clock
+    if not rate > 0.0:
+        raise ValueError(f"--rate must be > 0, got {rate}")
+    if clock_hz is not None and not clock_hz > 0.0:
+        raise ValueError(f"--clock must be > 0 Hz, got {clock_hz}")
+    types, qos = plan(path, topics, clock=clock_hz is not None)
+    node = rclpy.create_node(node_name)
+    counts = dict.fromkeys(types, 0)
+    start = time.monotonic()
+    loops = 0
+    try:
+        publishers = {t: node.create_publisher(message_class(m, t, path), t, _qos(qos[t], t)) for t, m in types.items()}
+        clock_pub = node.create_publisher(Clock, CLOCK_TOPIC, _qos(None, CLOCK_TOPIC)) if clock_hz else None
+        log(f"playing {path}: {', '.join(f'{t} ({m})' for t, m in types.items())} at {rate:g}x"
+            + (f", /clock at {clock_hz:g} Hz" if clock_hz else "") + (", looping" if loop else ""))
+        time.sleep(max(delay, 0.0))  # lets subscribers match before the first message
+        while True:
+            loops += 1
+            if not _play_once(path, types, publishers, clock_pub, clock_hz, rate, counts, stop) or not loop:
+                break
+    finally:
+        node.destroy_node()
+    return PlaySummary(sum(counts.values()), loops, time.monotonic() - start, counts)
+
+
+def _play_once(path, types, publishers, clock_pub, clock_hz, rate, counts, stop) -> bool:
+    """One pass over the bag; False when ``stop()`` ended it early."""
+    from builtin_interfaces.msg import Time
+    from rosgraph_msgs.msg import Clock
+    with BagReader(path) as reader:
+        first_ns = None
+        wall0 = time.monotonic()
+        next_tick = wall0
+        for topic, _, log_ns, raw in reader.raw_messages(types):
+            if first_ns is None:
+                first_ns = log_ns
+            due = wall0 + (log_ns - first_ns) * 1e-9 / rate
+            while True:
+                if stop():
+                    return False
+                now = time.monotonic()
+                if clock_pub is not None and now >= next_tick:
+                    ns = first_ns + int(min(now - wall0, due - wall0) * rate * 1e9)
+                    clock_pub.publish(Clock(clock=Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)))
+                    next_tick += 1.0 / clock_hz
+                if now >= due:
+                    break
+                wait = due - now if clock_pub is None else min(due, next_tick) - now
+                time.sleep(min(max(wait, 0.0), 0.05))
+            publishers[topic].publish(raw)
+            counts[topic] += 1
+    return True
