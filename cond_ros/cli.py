@@ -252,8 +252,19 @@ def _cmd_compare(args) -> int:
             transform = WrenchTransform.from_xyz_rpy(args.transform[:3], args.transform[3:])
         options = CompareOptions(real_topic=args.real_topic, sim_topic=args.sim_topic, lag=args.lag,
                                  max_lag_s=args.max_lag, tare_s=args.tare, window_s=args.window, transform=transform,
-                                 rate_hz=args.rate, stamps=args.stamps)
-        comparison = compare_bags(args.real, args.sim, options, progress=not (args.quiet or args.json))
+                                 rate_hz=args.rate, stamps=args.stamps, preset=args.preset)
+        options.check()  # before the scene is built
+        convention = None
+        if args.preset is not None:
+            if args.scene is None:
+                raise ValueError(f"--preset {args.preset} needs --scene: the sim's scene (its F/T sensor's frame, "
+                                 "direction and tool)")
+            from .bags.presets import sensor_convention
+            from .cosim import build_scene, validate_config
+            scene = build_scene(validate_config(dict(scene=args.scene)), script=False)
+            convention = sensor_convention(scene, args.stiffness_frame)
+        comparison = compare_bags(args.real, args.sim, options, progress=not (args.quiet or args.json),
+                                  convention=convention)
         files = write_report(comparison, args.out, plots=not args.no_plots)
         if args.json:
             result = comparison.to_dict()
@@ -341,7 +352,16 @@ def _add_bag_parsers(sub) -> None:
                                              "bias, correlation per axis; markdown report and plots")
     compare.add_argument("real", help="the bag recorded on the robot")
     compare.add_argument("sim", help="the simulated bag (e.g. from cond-ros replay)")
-    compare.add_argument("--real-topic", required=True, help="WrenchStamped topic of the real bag")
+    compare.add_argument("--real-topic", default=None,
+                         help="WrenchStamped topic of the real bag (or a Franka state topic with --preset); "
+                              "required without --preset")
+    compare.add_argument("--preset", choices=("ati-netft", "franka-fr3", "franka-ros1", "multipanda"), default=None,
+                         help="the real bag's layout: its topic, message field, frame and sign, converted into the "
+                              "sim sensor's meaning (needs --scene); reads ROS 1 .bag files too")
+    compare.add_argument("--scene", default=None, help="with --preset: the sim's scene name or YAML path")
+    compare.add_argument("--stiffness-frame", default="",
+                         help="with a Franka preset: the link of K in the scene's URDF (default: the first *tcp link "
+                              "fixed below the sensor)")
     compare.add_argument("--sim-topic", default=None,
                          help="WrenchStamped topic of the sim bag (default: its only /cond_sim/ft/*/ground_truth)")
     compare.add_argument("--lag", type=_lag_option, default="none",

@@ -35,9 +35,11 @@ class CompareOptions:
         transform: pose of the sim's wrench frame in the real sensor's frame; None: frames must match.
         rate_hz: resample both onto a uniform grid at this rate; None: onto the real's stamps.
         stamps: ``header`` (header.stamp) or ``log`` (the bags' receive times).
+        preset: a real robot's recording layout (:data:`~cond_ros.bags.presets.PRESETS`), converted into the
+            sim sensor's meaning before the comparison; ``real_topic`` may then be None (the preset's topic).
     """
 
-    real_topic: str
+    real_topic: str | None
     sim_topic: str | None = None
     lag: object = "none"
     max_lag_s: float = 1.0
@@ -46,9 +48,18 @@ class CompareOptions:
     transform: WrenchTransform | None = None
     rate_hz: float | None = None
     stamps: str = "header"
+    preset: str | None = None
 
     def check(self) -> None:
         """Raise ValueError naming the first bad option."""
+        from .presets import PRESETS
+        if self.preset is not None and self.preset not in PRESETS:
+            raise ValueError(f"preset: expected one of {', '.join(PRESETS)}, got {self.preset!r}")
+        if self.preset is None and not self.real_topic:
+            raise ValueError("real_topic: give the real bag's WrenchStamped topic (or a --preset)")
+        if self.preset is not None and PRESETS[self.preset].stiffness_frame and self.transform is not None:
+            raise ValueError(f"transform: --preset {self.preset} moves the real wrench into the sim's sensor frame "
+                             "with the scene's URDF; a --transform would move it twice")
         if not (self.lag in ("none", "auto") or (isinstance(self.lag, (int, float)) and np.isfinite(self.lag))):
             raise ValueError(f"lag: expected none, auto or seconds, got {self.lag!r}")
         for name in ("max_lag_s", "window_s"):
@@ -232,12 +243,25 @@ def compare_series(real: WrenchSeries, sim: WrenchSeries, options: CompareOption
                       overall, windows, warnings)
 
 
-def compare_bags(real_bag, sim_bag, options: CompareOptions, *, progress: bool = False) -> Comparison:
-    """Read ``options.real_topic`` of ``real_bag`` and the sim topic of ``sim_bag`` and compare them."""
+def compare_bags(real_bag, sim_bag, options: CompareOptions, *, progress: bool = False,
+                 convention=None) -> Comparison:
+    """Read ``options.real_topic`` of ``real_bag`` and the sim topic of ``sim_bag`` and compare them.
+
+    With ``options.preset``, ``convention`` (:func:`~cond_ros.bags.presets.sensor_convention` of the sim's
+    scene) says what the sim's topic means, and the real recording is converted into it first."""
+    from .presets import read_preset_series
     options.check()
     if options.sim_topic is None:
         options = dataclasses.replace(options, sim_topic=default_sim_topic(sim_bag))
-    real = read_wrench_series(real_bag, options.real_topic, stamps=options.stamps, progress=progress)
+    if options.preset is not None:
+        if convention is None:
+            raise ValueError(f"--preset {options.preset} needs the sim's scene (--scene): its sensor's frame, "
+                             "direction and tool")
+        real = read_preset_series(real_bag, options.preset, convention, topic=options.real_topic,
+                                  stamps=options.stamps, progress=progress)
+        options = dataclasses.replace(options, real_topic=real.topic)
+    else:
+        real = read_wrench_series(real_bag, options.real_topic, stamps=options.stamps, progress=progress)
     sim = read_wrench_series(sim_bag, options.sim_topic, stamps=options.stamps, progress=progress)
     return compare_series(real, sim, options)
 

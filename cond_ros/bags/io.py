@@ -66,26 +66,67 @@ def progress_bar(iterable=None, *, progress: bool, **kwargs):
 class BagReader:
     """An open bag: its topics, and its messages decoded (use as a context manager).
 
-    ``path`` is a rosbag2 directory (with ``metadata.yaml``) or a single ``.mcap`` / ``.db3`` file.
+    ``path`` is a rosbag2 directory (with ``metadata.yaml``), a single ``.mcap`` / ``.db3`` file, or a ROS 1
+    ``.bag`` file. Message types beyond the standard ones (``franka_msgs/msg/FrankaState``) are decoded
+    from the definitions the bag carries (ROS 1 bags and mcap always do; a sqlite3 rosbag2 does not).
     """
 
     def __init__(self, path):
         self.path = str(path)
         self._reader = None
+        self.ros1 = self.path.endswith(".bag")
+        self._store = None  # the typestore of this bag: the shared one, or a copy with the bag's own types
 
     def __enter__(self) -> "BagReader":
-        from rosbags.rosbag2 import Reader
         if not os.path.exists(self.path):
-            raise BagError(self.path, "no such bag (give a rosbag2 directory, or a .mcap or .db3 file)")
+            raise BagError(self.path, "no such bag (give a rosbag2 directory, a .mcap or .db3 file, or a ROS 1 .bag)")
         try:
+            if self.ros1:
+                from rosbags.rosbag1 import Reader
+            else:
+                from rosbags.rosbag2 import Reader
             reader = Reader(Path(self.path))
             reader.open()
         except FileNotFoundError as exc:
-            raise BagError(self.path, f"not a rosbag2 bag: {exc}") from None
+            raise BagError(self.path, f"not a {'ROS 1' if self.ros1 else 'rosbag2'} bag: {exc}") from None
         except Exception as exc:  # noqa: BLE001 (rosbags raises ReaderError, sqlite3 and mcap errors)
             raise BagError(self.path, f"cannot be read (truncated or corrupt?): {exc}") from None
         self._reader = reader
+        self._store = self._bag_typestore()
         return self
+
+    def _bag_typestore(self):
+        """The ROS 2 Kilted types plus those the bag defines and they lack. A ROS 1 bag's messages are read
+        as their ROS 2 forms (rosbags converts them; a Header loses its seq)."""
+        from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+        store = typestore()
+        missing = {c.msgtype: c for c in self._reader.connections if c.msgtype not in store.types}
+        if not missing:
+            return store
+        store = get_typestore(Stores.ROS2_KILTED)  # never add a bag's types to the shared store
+        for msgtype, connection in missing.items():
+            definition = getattr(getattr(connection, "msgdef", None), "data", "") or ""
+            if definition:
+                with contextlib.suppress(Exception):  # a definition that does not parse: its topic fails on decode
+                    # a ROS 1 definition carries its dependencies too (std_msgs/Header with its seq): keep the
+                    # standard ROS 2 ones, which rosbags' ROS 1 conversion expects
+                    types = get_types_from_msg(definition, msgtype)
+                    store.register({name: fields for name, fields in types.items() if name not in store.types})
+        return store
+
+    def message_fields(self, msgtype: str) -> tuple:
+        """The field names of ``msgtype`` (empty when the bag's types do not include it)."""
+        cls = self._store.types.get(msgtype)
+        return tuple(cls.__dataclass_fields__) if cls is not None else ()
+
+    def decode(self, raw, msgtype: str, topic: str | None = None):
+        """One message of this bag as a ``rosbags`` object."""
+        if msgtype not in self._store.types:
+            raise BagError(self.path, f"its type {msgtype} is not a standard message and the bag carries no "
+                                      f"definition of it (a sqlite3 rosbag2 does not; record as mcap)", topic)
+        if self.ros1:
+            return self._store.deserialize_cdr(self._store.ros1_to_cdr(raw, msgtype), msgtype)
+        return decode(raw, msgtype) if self._store is typestore() else self._store.deserialize_cdr(raw, msgtype)
 
     def __exit__(self, *exc_info) -> None:
         reader, self._reader = self._reader, None
@@ -134,7 +175,9 @@ class BagReader:
             for connection, log_ns, raw in self._reader.messages(connections=connections):
                 topic = connection.topic
                 try:
-                    msg = decode(raw, connection.msgtype)
+                    msg = self.decode(raw, connection.msgtype, topic)
+                except BagError:
+                    raise
                 except Exception as exc:  # noqa: BLE001 (a corrupt message raises anything from struct on)
                     raise BagError(self.path, f"message {index} (log time {log_ns} ns) does not decode as "
                                               f"{connection.msgtype}: {type(exc).__name__}: {exc}", topic) from None
@@ -152,7 +195,8 @@ class BagReader:
 
     def raw_messages(self, topics):
         """(topic, message type, log time [ns], CDR bytes) of ``topics``, in log-time order, not decoded (what
-        a player publishes as it was recorded). Raises BagError when the file ends early."""
+        a player publishes as it was recorded; a ROS 1 bag's messages converted to CDR). Raises BagError when
+        the file ends early."""
         connections = [c for c in self._reader.connections if c.topic in set(topics)]
         if not connections:
             return
@@ -161,6 +205,8 @@ class BagReader:
             for connection, log_ns, raw in self._reader.messages(connections=connections):
                 topic = connection.topic
                 index += 1
+                if self.ros1:
+                    raw = self._store.ros1_to_cdr(raw, connection.msgtype)
                 yield topic, connection.msgtype, int(log_ns), bytes(raw)
         except Exception as exc:  # noqa: BLE001 (the storage layer fails on a file cut short)
             raise BagError(self.path, f"reading stopped after {index} messages (truncated or corrupt?): "

@@ -129,3 +129,30 @@ def test_offered_qos_of_both_metadata_forms():
     assert _qos_dict(new) == {"history": "keep_last", "depth": 10, "reliability": "reliable",
                               "durability": "transient_local"}
     assert _qos_dict([]) is None and _qos_dict("") is None and _qos_dict(None) is None
+
+
+def test_a_ros1_bag_reads_as_ros2_messages(tmp_path):
+    """A ROS 1 .bag (written by rosbags as rosbag records it): its messages decode to the ROS 2 forms (the
+    Header loses its seq), and its raw messages come out as ROS 2 CDR, what `cond-ros play` publishes."""
+    from pathlib import Path
+
+    from rosbags.rosbag1 import Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    from cond_ros.bags.io import typestore
+    ros1 = get_typestore(Stores.ROS1_NOETIC)
+    T, H = ros1.types["builtin_interfaces/msg/Time"], ros1.types["std_msgs/msg/Header"]
+    V, W, WS = (ros1.types[f"geometry_msgs/msg/{n}"] for n in ("Vector3", "Wrench", "WrenchStamped"))
+    path = tmp_path / "robot.bag"
+    with Writer(Path(path)) as writer:
+        connection = writer.add_connection("/ft", WS.__msgtype__, typestore=ros1)
+        for k in range(3):
+            msg = WS(header=H(seq=k, stamp=T(sec=5, nanosec=k), frame_id="tool0"),
+                     wrench=W(force=V(x=1.0 * k, y=2.0, z=3.0), torque=V(x=0.1, y=0.2, z=0.3)))
+            writer.write(connection, 5_000_000_000 + k, ros1.serialize_ros1(msg, WS.__msgtype__))
+    with BagReader(path) as reader:
+        decoded = [msg for _, _, msg in reader.messages(["/ft"])]
+        raw = [typestore().deserialize_cdr(data, msgtype) for _, msgtype, _, data in reader.raw_messages(["/ft"])]
+    assert [m.wrench.force.x for m in decoded] == [0.0, 1.0, 2.0] and decoded[2].header.stamp.nanosec == 2
+    assert not hasattr(decoded[0].header, "seq") and decoded[0].header.frame_id == "tool0"
+    assert [(m.header.stamp.nanosec, m.wrench.force.x) for m in raw] == [(0, 0.0), (1, 1.0), (2, 2.0)]

@@ -1,0 +1,159 @@
+"""Real robots' F/T recordings, converted into what the sim's F/T topic means (``cond-ros compare --preset``).
+
+Presets (default topic; message; frame and sign):
+
+- ``ati-netft``: ``/force_torque_sensor_broadcaster/wrench``; WrenchStamped; the sensor's frame, the load
+  the tool side applies on the sensor (``child_to_parent``).
+- ``franka-fr3``: ``/franka_robot_state_broadcaster/external_wrench_in_stiffness_frame``; WrenchStamped;
+  K (``K_F_ext_hat_K``), the wrench the robot exerts on its environment.
+- ``franka-ros1``: ``/franka_state_controller/F_ext`` (a ROS 1 ``.bag``); WrenchStamped; K (frame
+  ``panda_K``), as franka-fr3.
+- ``multipanda``: the bag's one topic whose type has ``k_f_ext_hat_k``; a state message's float64[6]; K,
+  as franka-fr3.
+
+A state message (``franka_msgs/msg/FrankaState``: ``K_F_ext_hat_K`` in ROS 1, ``k_f_ext_hat_k`` in ROS 2) also
+serves as the topic of the Franka presets; its header stamps the array.
+
+The sim reports its sensor's reading: the wrench transmitted between the sensor's parent and child links,
+signed by the scene's ``measure_direction``, in the sensor's frame. Franka's estimate is the external wrench
+about K, without the tool's own weight. So the Franka presets:
+- flip the sign: the environment's wrench on the tool is what reaches the sensor (``child_to_parent``), and
+  it is opposite to what the robot exerts;
+- move the wrench from K into the sensor frame, with the tool's rigid transform from the scene's URDF
+  (``stiffness_frame``, default the first ``*tcp`` link fixed below the sensor).
+The sim's reading still holds the tool's weight, which Franka's does not; ``--tare`` removes it while the
+tool's orientation stays near the tare's.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from . import messages
+from .frames import WrenchTransform
+from .io import BagError, BagReader
+from .series import STAMP_SOURCES, WrenchSeries, series_from_arrays
+
+STATE_FIELDS = ("k_f_ext_hat_k", "K_F_ext_hat_K")  # the K-frame external wrench in Franka state messages
+
+
+@dataclasses.dataclass(frozen=True)
+class RealPreset:
+    name: str
+    topic: str | None  # None: the bag's one topic with a STATE_FIELDS array
+    stiffness_frame: bool  # K-frame external wrench (Franka) rather than the sensor's own reading
+
+
+PRESETS = {
+    "ati-netft": RealPreset("ati-netft", "/force_torque_sensor_broadcaster/wrench", False),
+    "franka-fr3": RealPreset("franka-fr3", "/franka_robot_state_broadcaster/external_wrench_in_stiffness_frame", True),
+    "franka-ros1": RealPreset("franka-ros1", "/franka_state_controller/F_ext", True),
+    "multipanda": RealPreset("multipanda", None, True),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class SensorConvention:
+    """How the sim publishes its F/T sensor, from the scene: ``frame_id``, whether it reports
+    ``child_to_parent``, and the pose of Franka's K in its torque reference (``k_in_sensor``), None without a
+    K on the tool."""
+
+    frame_id: str
+    child_to_parent: bool
+    k_in_sensor: WrenchTransform | None
+
+
+def sensor_convention(scene, stiffness_frame: str = "", sensor: int = 0) -> SensorConvention:
+    """The :class:`SensorConvention` of ``scene``'s F/T sensor ``sensor``; BagError-free, ValueError if the
+    scene has no such sensor or K is not rigidly on the tool."""
+    from ..cosim.interfaces import stiffness_link
+    from ..cosim.outputs import sensor_frame_id
+    from ..sim import ArticulationKinematics
+    if not 0 <= sensor < len(scene.sensors):
+        raise ValueError(f"the scene has {len(scene.sensors)} F/T sensor(s); it needs one to compare against")
+    ft = scene.sensors[sensor]
+    spec, model = ft.spec, scene.simulator.model
+    art = model.robots[ft.robot]
+    child = ft.probe.child
+    k_link, child_to_k = stiffness_link(art, child, stiffness_frame)
+    kin = ArticulationKinematics(art)
+    lo, hi = model.robot_dof_offset[ft.robot], model.robot_dof_offset[ft.robot + 1]
+    kin.update(model.robot_q[lo:hi])
+    frame = kin.link_pose[art.link_index(spec.parent_link)] if spec.frame == "parent" else kin.link_pose[child]
+    if spec.frame == "sensor":
+        frame = frame @ np.asarray(spec.sensor_pose)
+    k_pose = kin.link_pose[child] @ child_to_k
+    relative = np.linalg.solve(frame, k_pose)  # K in the sensor frame
+    origin = relative[:3, 3] - (np.zeros(3) if spec.torque_point is None else np.asarray(spec.torque_point))
+    return SensorConvention(sensor_frame_id(spec), spec.measure_direction == "child_to_parent",
+                            WrenchTransform(relative[:3, :3], origin))
+
+
+def _state_field(msg):
+    for field in STATE_FIELDS:
+        if hasattr(msg, field):
+            return field
+    return None
+
+
+def preset_topic(reader: BagReader, preset: RealPreset, topic: str | None) -> str:
+    """The topic to read: the one given, the preset's, or (multipanda) the only one with a K-frame array."""
+    if topic:
+        return topic
+    if preset.topic is not None:
+        return preset.topic
+    candidates = [name for name, (msgtype, _) in reader.topics.items()
+                  if any(f in reader.message_fields(msgtype) for f in STATE_FIELDS)]
+    if len(candidates) != 1:
+        listing = ", ".join(f"{t} ({m})" for t, (m, _) in sorted(reader.topics.items())) or "none"
+        raise BagError(reader.path, f"{'no' if not candidates else 'more than one'} topic with a "
+                                    f"{' or '.join(STATE_FIELDS)} array for --preset {preset.name}; give "
+                                    f"--real-topic (topics: {listing})")
+    return candidates[0]
+
+
+def read_preset_series(bag, preset_name: str, convention: SensorConvention, *, topic: str | None = None,
+                       stamps: str = "header", progress: bool = False) -> WrenchSeries:
+    """The real bag's F/T topic as the sim would have published it (module docstring); BagError naming the
+    bag and topic for a missing topic, a message that is neither a WrenchStamped nor a Franka state, or an
+    unusable stamp."""
+    if stamps not in STAMP_SOURCES:
+        raise ValueError(f"stamps: expected one of {STAMP_SOURCES}, got {stamps!r}")
+    preset = PRESETS[preset_name]
+    bag = str(bag)
+    times, rows, frames = [], [], set()
+    with BagReader(bag) as reader:
+        topic = preset_topic(reader, preset, topic)
+        if topic not in reader.topics:
+            reader.require(topic, (messages.WRENCH_STAMPED,))  # raises, listing the bag's topics
+        for _, log_ns, msg in reader.messages([topic], progress=progress, desc=f"read {topic}"):
+            field = _state_field(msg)
+            if field is not None:
+                rows.append(np.asarray(getattr(msg, field), dtype=np.float64))
+            elif hasattr(msg, "wrench"):
+                rows.append(messages.wrench_values(msg))
+            else:
+                raise BagError(bag, f"is {msg.__msgtype__}: neither a WrenchStamped nor a state message with "
+                                    f"{' or '.join(STATE_FIELDS)}", topic)
+            if len(rows[-1]) != 6:
+                raise BagError(bag, f"{field} has {len(rows[-1])} values, expected 6", topic)
+            times.append(messages.stamp_ns(msg.header.stamp) if stamps == "header" else log_ns)
+            frames.add(msg.header.frame_id)
+    if not rows:
+        raise BagError(bag, "has no messages", topic)
+    if stamps == "header" and all(t == 0 for t in times):
+        raise BagError(bag, "every header.stamp is zero (not set by the publisher); use --stamps log", topic)
+    values = np.array(rows)
+    if preset.stiffness_frame:
+        if convention.k_in_sensor is None:
+            raise ValueError(f"--preset {preset.name} needs the sim's tool (--scene) to move K into its sensor frame")
+        values = convention.k_in_sensor.apply(-values)  # robot on the environment -> environment on the tool
+        values = values if convention.child_to_parent else -values
+        frame_id = convention.frame_id
+    else:
+        values = values if convention.child_to_parent else -values
+        if len(frames) > 1:
+            raise BagError(bag, f"frame_id changes between messages ({', '.join(sorted(map(repr, frames)))})", topic)
+        frame_id = frames.pop()
+    return series_from_arrays(bag, topic, times, values, frame_id)
