@@ -10,6 +10,9 @@ setup(
     name=PACKAGE,
     version="0.1.0",
     packages=find_packages(include=[PACKAGE, f"{PACKAGE}.*"]),
+    # the simulation_interfaces definitions and their build script (cond-ros build-interfaces)
+    package_data={f"{PACKAGE}.ros": ["interface_sources/*.sh", "interface_sources/*/*.*",
+                                      "interface_sources/*/*/*.*"]},
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),

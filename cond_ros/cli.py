@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 
 def _unknown(command: str, what: str, name: str, registry) -> bool:
@@ -259,7 +260,7 @@ def _cmd_compare(args) -> int:
             if args.scene is None:
                 raise ValueError(f"--preset {args.preset} needs --scene: the sim's scene (its F/T sensor's frame, "
                                  "direction and tool)")
-            from .bags.presets import sensor_convention
+            from .bags import sensor_convention
             from .cosim import build_scene, validate_config
             scene = build_scene(validate_config(dict(scene=args.scene)), script=False)
             convention = sensor_convention(scene, args.stiffness_frame)
@@ -284,13 +285,13 @@ def _cmd_play(args) -> int:
               file=sys.stderr)
         return 2
     from .bags import BagError
-    from .ros.play import plan, play
+    from .ros import plan_playback, play_bag
     try:  # the bag, its topics and their message types, before ROS starts
         if not args.rate > 0.0:
             raise ValueError(f"--rate must be > 0, got {args.rate}")
         if args.clock is not None and not args.clock > 0.0:
             raise ValueError(f"--clock must be > 0 Hz, got {args.clock}")
-        plan(args.bag, args.topics, clock=args.clock is not None)
+        plan_playback(args.bag, args.topics, clock=args.clock is not None)
     except (BagError, ValueError) as exc:
         print(f"cond-ros play: {exc}", file=sys.stderr)
         return 2
@@ -298,8 +299,8 @@ def _cmd_play(args) -> int:
     from rclpy.signals import SignalHandlerOptions
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)  # Ctrl-C ends the playback below, not rclpy
     try:
-        summary = play(args.bag, rate=args.rate, topics=args.topics, clock_hz=args.clock, loop=args.loop,
-                       delay=args.delay)
+        summary = play_bag(args.bag, rate=args.rate, topics=args.topics, clock_hz=args.clock, loop=args.loop,
+                           delay=args.delay, wait_for_subscribers=args.wait_for_subscribers)
         print(f"played {summary.messages} messages in {summary.wall_s:.1f} s ({summary.loops} "
               f"pass{'es' if summary.loops > 1 else ''}): " + ", ".join(f"{t} {n}" for t, n in summary.counts.items()))
     except KeyboardInterrupt:
@@ -309,6 +310,21 @@ def _cmd_play(args) -> int:
         return 1
     finally:
         rclpy.try_shutdown()
+    return 0
+
+
+def _cmd_build_interfaces(args) -> int:
+    from .ros.interface_build import DEFAULT_CACHE, InterfaceBuildError, build_wheel, install_wheel
+    try:
+        wheel = build_wheel(Path(args.cache) if args.cache else DEFAULT_CACHE)
+        if args.install:
+            install_wheel(wheel)
+            print(f"installed {wheel.name}; cond_sim now serves the simulation_interfaces services")
+        else:
+            print(f"built {wheel} (pip install it, or run again with --install)")
+    except InterfaceBuildError as exc:
+        print(f"cond-ros build-interfaces: {exc}", file=sys.stderr)
+        return 1 if "failed" in str(exc) else 2
     return 0
 
 
@@ -395,6 +411,8 @@ def _add_bag_parsers(sub) -> None:
     play.add_argument("--delay", type=float, default=0.5,
                       help="wall seconds between creating the publishers and the first message, for subscribers to "
                            "match (default 0.5)")
+    play.add_argument("--wait-for-subscribers", type=float, default=0.0, metavar="S",
+                      help="first wait up to S wall seconds until every topic has a subscriber (default 0: don't)")
     play.set_defaults(func=_cmd_play)
 
 
@@ -449,6 +467,14 @@ def build_parser() -> argparse.ArgumentParser:
     compile_.add_argument("scenes", nargs="*", help="scenes whose node step to compile (default: panda_cable_small, "
                                                     "whose kernels panda_cable shares)")
     compile_.set_defaults(func=_cmd_compile)
+    interfaces = sub.add_parser("build-interfaces",
+                                help="build the simulation_interfaces package (no wheel on PyPI) from the sources "
+                                     "in the package with the rosidl wheels, ~100 s; the node then serves it")
+    interfaces.add_argument("--install", action="store_true", help="pip install the wheel into this interpreter")
+    interfaces.add_argument("--cache", default=None,
+                            help="where wheels are kept (default ~/.cache/cond_ros/interfaces); a second call with "
+                                 "the same sources only installs")
+    interfaces.set_defaults(func=_cmd_build_interfaces)
     scenes = sub.add_parser("scenes", help="list built-in scenes")
     scenes.set_defaults(func=_cmd_scenes)
     _add_bag_parsers(sub)

@@ -7,6 +7,7 @@
 - ``align``: lag (cross-correlation), resampling with gaps masked, tare.
 - ``metrics``: RMSE, MAE, max error, bias, correlation per axis, whole run and windows.
 - ``compare``: the comparison (``cond-ros compare``); ``report``: markdown, JSON and plots.
+- ``presets``: real robots' F/T recordings (ATI, Franka FR3, franka_ros, multipanda) in the sim sensor's terms.
 - ``offline_node``: the ``cond_sim`` node's cycle in-process; ``record`` (``cond-ros record``) and
   ``replay`` (``cond-ros replay``) drive it and write its topics to a bag.
 
@@ -23,5 +24,6 @@ _EXPORTS = {
     "OfflineNode": "offline_node",
     "record_scene": "record",
     "replay_bag": "replay",
+    "PRESETS": "presets", "sensor_convention": "presets", "read_preset_series": "presets",
 }
 __getattr__, __all__ = lazy_exports(__name__, _EXPORTS)

@@ -67,8 +67,7 @@ class SensorConvention:
 def sensor_convention(scene, stiffness_frame: str = "", sensor: int = 0) -> SensorConvention:
     """The :class:`SensorConvention` of ``scene``'s F/T sensor ``sensor``; BagError-free, ValueError if the
     scene has no such sensor or K is not rigidly on the tool."""
-    from ..cosim.interfaces import stiffness_link
-    from ..cosim.outputs import sensor_frame_id
+    from ..cosim import sensor_frame_id, stiffness_link
     from ..sim import ArticulationKinematics
     if not 0 <= sensor < len(scene.sensors):
         raise ValueError(f"the scene has {len(scene.sensors)} F/T sensor(s); it needs one to compare against")

@@ -5,17 +5,19 @@ Plain Python on :mod:`cond_ros.sim`, tested without rclpy and shared with the ba
 describe), ``commands`` (validation and the held command), ``joint_names`` (panda_/fer_ prefixes),
 ``stepping`` and ``pacing`` (when to step: lockstep, real-time pacing), ``outputs`` and ``contact_wrenches``
 (the values published), ``interfaces`` (the topic conventions of ros2_control, Isaac, ATI and Franka),
-``publication`` (which value goes on which topic), ``throttle`` (warnings).
+``publication`` (which value goes on which topic), ``simulation_control`` (the simulation_interfaces
+standard's states and result codes), ``throttle`` (warnings).
 Nothing here imports :mod:`cond_ros.ros`.
 """
 from .commands import (FORWARD_TOPICS, LIMIT_TOLERANCE, TRAJECTORY_TOPIC, CommandError,
                        CommandState, DriveMode, JointTargets, forward_targets, joint_state_targets, joint_trajectory,
                        script_commands)
 from .config import NS_PER_S, PARAMETERS, SPECS, ConfigError, SimConfig, check_parameter, validate_config
+from . import simulation_control
 from .interfaces import (FT_PRESETS, JOINT_COMMAND_TOPIC, JOINT_INTERFACES, JOINT_STATES_TOPIC, JointInterface,
-                         joint_interface)
+                         joint_interface, stiffness_link)
 from .joint_names import JointNameMap, UnknownJointError
-from .outputs import WORLD_FRAME, cable_polyline, collider_shapes, link_frames, robot_kinematics
+from .outputs import WORLD_FRAME, cable_polyline, collider_shapes, link_frames, robot_kinematics, sensor_frame_id
 from .pacing import Pacer
 from .publication import CLOCK_TOPIC, StepOutputs, resolve_topic, topic_token
 from .sim_setup import build_scene, command_mapping, load_scene_parameter, warm_up
@@ -31,7 +33,8 @@ __all__ = [
     "ConfigError", "SimConfig", "PARAMETERS", "SPECS", "NS_PER_S", "check_parameter", "validate_config",
     "build_scene", "command_mapping", "load_scene_parameter", "warm_up",
     # the topic conventions of users' stacks
-    "JOINT_INTERFACES", "JointInterface", "joint_interface", "FT_PRESETS",
+    "JOINT_INTERFACES", "JointInterface", "joint_interface", "FT_PRESETS", "stiffness_link", "sensor_frame_id",
+    "simulation_control",
     # when to step
     "Pacer", "LockstepGate", "SimClock", "StepRequests",
     # values out

@@ -14,22 +14,34 @@ from .config import NS_PER_S
 class SimClock:
     """Simulated time as a step count, so that N steps advance /clock by exactly N * dt.
 
+    ``steps`` counts the simulator's steps since its state was last reset (its time is steps * dt);
+    ``base_ns`` is the /clock stamp of that state's t = 0. A reset of the state alone keeps /clock going on
+    from where it was (tf2 buffers break on time going backwards); a reset of the time sets it back to 0.
     ``dt`` must be a whole number of nanoseconds (the config checks it).
     """
 
     def __init__(self, dt: float):
         self.dt_ns = int(round(dt * NS_PER_S))
         self.steps = 0
+        self.base_ns = 0
 
     @property
     def stamp_ns(self) -> int:
-        return self.steps * self.dt_ns
+        return self.base_ns + self.steps * self.dt_ns
 
     def advance(self) -> None:
         self.steps += 1
 
-    def reset(self) -> None:
-        self.steps = 0
+    def reset(self, *, time: bool = True, state: bool = True) -> None:
+        """After a reset of the simulator's state (``state``) and/or of the published time (``time``)."""
+        now = self.stamp_ns
+        if state:
+            self.steps = 0
+        self.base_ns = -self.steps * self.dt_ns if time else now - self.steps * self.dt_ns
+
+    def sim_time(self, stamp_s: float) -> float:
+        """The simulator's time [s] at the /clock stamp ``stamp_s`` [s]."""
+        return stamp_s - self.base_ns / NS_PER_S
 
 
 class StepRequests:

@@ -1,9 +1,9 @@
 """The ROS 2 layer: the ``cond_sim`` node, its demo controller, the pip launcher and the ROS benchmark.
 
-``node``, ``messages``, ``sim_services``, ``demo_controller`` and ``bench`` import rclpy and message types;
-``launch_config`` and ``launcher`` are ``cond-ros launch``, and ``lifetime`` makes sure a launched node never
-outlives its launcher. What the node decides without ROS (parameters, commands, stepping, outputs) is in
-:mod:`cond_ros.cosim`.
+``node``, ``messages``, ``sim_services``, ``demo_controller``, ``bench`` and ``play`` (``cond-ros play``) import
+rclpy and message types; ``launch_config`` and ``launcher`` are ``cond-ros launch``, and ``lifetime`` makes sure
+a launched node never outlives its launcher. What the node decides without ROS (parameters, commands,
+stepping, outputs) is in :mod:`cond_ros.cosim`.
 
 Public names are loaded on first use, so that listing them (``cond-ros launch --help``) imports no rclpy.
 """
@@ -14,5 +14,7 @@ _EXPORTS = {
     "bench_ros_panda_cable": "bench",
     "LAUNCHES": "launch_config",
     "run_launch": "launcher",
+    "play_bag": "play",
+    "plan_playback": "play",
 }
 __getattr__, __all__ = lazy_exports(__name__, _EXPORTS)

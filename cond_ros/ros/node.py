@@ -33,6 +33,7 @@ from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
+from ..cosim import simulation_control
 from ..cosim import (CLOCK_TOPIC, FORWARD_TOPICS, PARAMETERS, SPECS,
                      TRAJECTORY_TOPIC, CommandError, CommandState, ConfigError, LockstepGate, Pacer, SimClock,
                      StepOutputs, StepRequests, WarningThrottle, build_scene, cable_polyline, check_parameter,
@@ -87,6 +88,7 @@ class SimNode(Node):
         self.colliders = collider_shapes(model)
         self.clock = SimClock(self.sim.dt)
         self.requests = StepRequests(self.config.start_paused)
+        self.stopped = False  # simulation_interfaces' STOPPED: paused and reset, not stepped since
         self.lockstep = LockstepGate(self.config.lockstep, self.config.lockstep_timeout)
         self.pacer = Pacer(self.sim.dt, self.config.real_time_factor)
         self.throttle = WarningThrottle(self.config.warning_period)
@@ -226,7 +228,8 @@ class SimNode(Node):
     def _trajectory(self, msg):
         names, stamp, points = messages.trajectory_fields(msg)
         now = self.sim.state.time
-        return joint_trajectory(self.names, self.commands.limits, names, points, start=stamp if stamp > 0 else now,
+        start = self.clock.sim_time(stamp) if stamp > 0 else now  # the stamp is /clock time
+        return joint_trajectory(self.names, self.commands.limits, names, points, start=start,
                                 now=now, current=self.commands.targets(now)[0])
 
     def warn(self, kind, text: str) -> None:
@@ -254,6 +257,7 @@ class SimNode(Node):
     def pause(self, paused: bool) -> tuple[bool, str]:
         if not paused and self.requests.paused:
             self.pacer.restart(time.monotonic())
+            self.stopped = False
         self.requests.paused = paused
         return True, f"{'paused' if paused else 'running'} at t = {self.sim.state.time:.6f} s"
 
@@ -265,18 +269,36 @@ class SimNode(Node):
         self.requests.request(steps, done)
         return await done
 
-    def reset(self) -> tuple[bool, str]:
+    def reset(self, *, reset_time: bool = False, reset_state: bool = True) -> tuple[bool, str]:
+        """Back to the initial state (``reset_state``) and/or /clock back to 0 (``reset_time``); without
+        ``reset_time`` /clock goes on from where it was."""
         for token in self.requests.cancel():
             token.set_result((False, "reset before the steps were done"))
-        self.sim.reset()
-        for sensor in self.scene.sensors:
-            sensor.reset()
-        self.commands.reset()
-        self.clock.reset()
-        self.lockstep.reset()
+        if reset_state:
+            self.sim.reset()
+            for sensor in self.scene.sensors:
+                sensor.reset()
+            self.commands.reset()
+            self.lockstep.reset()
+        self.clock.reset(time=reset_time, state=reset_state)
         self.pacer.restart(time.monotonic())
         self._publish(readings=None)
-        return True, f"reset to t = 0; {'paused' if self.requests.paused else 'running'}"
+        return True, (f"reset{' the state' if reset_state else ''}{' and' if reset_state and reset_time else ''}"
+                      f"{' the time' if reset_time else ''}; /clock at {self.clock.stamp_ns * 1e-9:.6f} s; "
+                      f"{'paused' if self.requests.paused else 'running'}")
+
+    def simulation_state(self) -> int:
+        """The simulation_interfaces state: STOPPED (paused and reset, not stepped since), PAUSED or PLAYING."""
+        return simulation_control.current_state(self.requests.paused, self.stopped)
+
+    def apply_state(self, action: str) -> None:
+        """A SetSimulationState transition: ``play``, ``pause`` or ``stop`` (pause, then reset the state)."""
+        if action == "stop":
+            self.pause(True)
+            self.reset()
+            self.stopped = True
+        else:
+            self.pause(action == "pause")
 
     def _on_pause(self, request, response):
         self._callbacks += 1
@@ -334,6 +356,7 @@ class SimNode(Node):
         control = self.commands.control(sim.state.time, sim.state.robot_q,
                                         gravity_compensation=self.config.gravity_compensation)
         start = time.monotonic()
+        self.stopped = False
         try:
             self.last_stats = sim.step(control)
         except (SimulationError, ModelError) as exc:

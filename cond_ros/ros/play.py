@@ -56,7 +56,7 @@ def _qos(recorded: dict | None, topic: str):
     return profile
 
 
-def plan(path: str, topics=None, *, clock: bool = False) -> tuple[dict, dict]:
+def plan_playback(path: str, topics=None, *, clock: bool = False) -> tuple[dict, dict]:
     """({topic: message type}, {topic: recorded QoS or None}) to play; raises BagError before any ROS work."""
     with BagReader(path) as reader:
         available = reader.topics
@@ -73,17 +73,20 @@ def plan(path: str, topics=None, *, clock: bool = False) -> tuple[dict, dict]:
         return types, {t: reader.offered_qos(t) for t in chosen}
 
 
-def play(path: str, *, rate: float = 1.0, topics=None, clock_hz: float | None = None, loop: bool = False,
-         delay: float = 0.0, node_name: str = "cond_ros_play", log=print, stop=lambda: False) -> PlaySummary:
+def play_bag(path: str, *, rate: float = 1.0, topics=None, clock_hz: float | None = None, loop: bool = False,
+             delay: float = 0.0, wait_for_subscribers: float = 0.0, node_name: str = "cond_ros_play", log=print,
+             stop=lambda: False) -> PlaySummary:
     """Publish the bag (see the module docstring) until its end, or forever with ``loop`` (until ``stop()``
-    or Ctrl-C). rclpy must be initialized by the caller."""
+    or Ctrl-C). rclpy must be initialized by the caller. With ``wait_for_subscribers`` > 0, first wait up to
+    that many seconds until every topic has a subscriber (a reliable subscriber that matches late misses
+    the messages before it: DDS keeps no history for it)."""
     import rclpy
     from rosgraph_msgs.msg import Clock
     if not rate > 0.0:
         raise ValueError(f"--rate must be > 0, got {rate}")
     if clock_hz is not None and not clock_hz > 0.0:
         raise ValueError(f"--clock must be > 0 Hz, got {clock_hz}")
-    types, qos = plan(path, topics, clock=clock_hz is not None)
+    types, qos = plan_playback(path, topics, clock=clock_hz is not None)
     node = rclpy.create_node(node_name)
     counts = dict.fromkeys(types, 0)
     start = time.monotonic()
@@ -93,6 +96,12 @@ def play(path: str, *, rate: float = 1.0, topics=None, clock_hz: float | None = 
         clock_pub = node.create_publisher(Clock, CLOCK_TOPIC, _qos(None, CLOCK_TOPIC)) if clock_hz else None
         log(f"playing {path}: {', '.join(f'{t} ({m})' for t, m in types.items())} at {rate:g}x"
             + (f", /clock at {clock_hz:g} Hz" if clock_hz else "") + (", looping" if loop else ""))
+        deadline = time.monotonic() + max(wait_for_subscribers, 0.0)
+        while time.monotonic() < deadline and not all(p.get_subscription_count() for p in publishers.values()):
+            time.sleep(0.05)
+        missing = [t for t, p in publishers.items() if not p.get_subscription_count()]
+        if wait_for_subscribers > 0.0 and missing:
+            log(f"no subscriber after {wait_for_subscribers:g} s on: {', '.join(missing)}; playing anyway")
         time.sleep(max(delay, 0.0))  # lets subscribers match before the first message
         while True:
             loops += 1

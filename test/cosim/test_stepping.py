@@ -12,6 +12,24 @@ def test_clock_is_exact():
     assert clock.stamp_ns == 0
 
 
+def test_clock_resets_of_state_and_time():
+    """A reset of the state alone keeps /clock monotonic (the sim's own time restarts at 0 under it); a reset
+    of the time alone puts /clock at 0 while the sim's time goes on; both: everything at 0."""
+    clock = SimClock(0.01)
+    for _ in range(30):
+        clock.advance()
+    clock.reset(time=False, state=True)
+    assert (clock.stamp_ns, clock.steps) == (300_000_000, 0)
+    clock.advance()
+    assert clock.stamp_ns == 310_000_000 and abs(clock.sim_time(0.31) - 0.01) < 1e-15
+    clock.reset(time=True, state=False)
+    assert (clock.stamp_ns, clock.steps) == (0, 1)
+    clock.advance()
+    assert clock.stamp_ns == 10_000_000 and abs(clock.sim_time(0.01) - 0.02) < 1e-15
+    clock.reset(time=True, state=True)
+    assert (clock.stamp_ns, clock.steps, clock.sim_time(0.0)) == (0, 0, 0.0)
+
+
 def test_step_requests():
     """Paused: no steps unless requested; requests finish in order, each once its steps are done."""
     requests = StepRequests(paused=True)

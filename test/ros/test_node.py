@@ -167,12 +167,20 @@ def test_live_parameters(sim):
 
 
 def test_reset(sim):
-    """~/reset: the clock and the robot return to the start; stepping goes on from t = 0."""
+    """~/reset: the robot returns to the start and /clock goes on from where it was (never backwards, so
+    tf2 buffers survive); stepping goes on from there."""
     from std_srvs.srv import Trigger
     observer, _ = sim
+    observer.spin_for(0.3)
+    before = stamp_ns(observer.messages["clock"][-1])
+    assert before > 0
+    seen = len(observer.messages["joint_states"])
     assert observer.call(Trigger, "/cond_sim/reset").success
-    assert observer.spin_until(lambda: stamp_ns(observer.messages["joint_states"][-1]) == 0, 10)
+    assert observer.spin_until(lambda: len(observer.messages["joint_states"]) > seen, 10)
+    assert stamp_ns(observer.messages["joint_states"][-1]) == before  # republished at reset, same time
     initial = observer.latest_positions()
     _step(observer)
-    assert stamp_ns(observer.messages["clock"][-1]) == STEPS_PER_TRIGGER * DT_NS
+    assert stamp_ns(observer.messages["clock"][-1]) == before + STEPS_PER_TRIGGER * DT_NS
+    stamps = [stamp_ns(m) for m in observer.messages["clock"]]
+    assert stamps == sorted(stamps)
     assert all(math.isclose(a, b, abs_tol=0.01) for a, b in zip(observer.latest_positions(), initial))

@@ -14,7 +14,7 @@ from cond_ros.bags import BagReader  # noqa: E402
 from cond_ros.bags.record import record_scene  # noqa: E402
 from cond_ros.cosim import validate_config  # noqa: E402
 
-DELAY_S = 3.0  # the player waits this long after creating its publishers, so that ours match first
+WAIT_S = 30.0  # the player waits up to this long for our subscribers (a late reliable match misses messages)
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +70,8 @@ class Listener:
 
 
 def _play(tmp_path, bag, *args):
-    return NodeProcess(["-m", "cond_ros.cli", "play", str(bag), "--delay", str(DELAY_S), *args],
+    return NodeProcess(["-m", "cond_ros.cli", "play", str(bag), "--wait-for-subscribers", str(WAIT_S), "--delay", "0.5",
+                        *args],
                        tmp_path / "play.log", timeout=120)
 
 
