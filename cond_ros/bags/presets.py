@@ -65,8 +65,8 @@ class SensorConvention:
 
 
 def sensor_convention(scene, stiffness_frame: str = "", sensor: int = 0) -> SensorConvention:
-    """The :class:`SensorConvention` of ``scene``'s F/T sensor ``sensor``; BagError-free, ValueError if the
-    scene has no such sensor or K is not rigidly on the tool."""
+    """The :class:`SensorConvention` of ``scene``'s F/T sensor ``sensor``; ValueError when the scene has no
+    such sensor, or K is not rigidly fixed below it."""
     from ..cosim import sensor_frame_id, stiffness_link
     from ..sim import ArticulationKinematics
     if not 0 <= sensor < len(scene.sensors):
@@ -75,7 +75,7 @@ def sensor_convention(scene, stiffness_frame: str = "", sensor: int = 0) -> Sens
     spec, model = ft.spec, scene.simulator.model
     art = model.robots[ft.robot]
     child = ft.probe.child
-    k_link, child_to_k = stiffness_link(art, child, stiffness_frame)
+    _, child_to_k = stiffness_link(art, child, stiffness_frame)
     kin = ArticulationKinematics(art)
     lo, hi = model.robot_dof_offset[ft.robot], model.robot_dof_offset[ft.robot + 1]
     kin.update(model.robot_q[lo:hi])
@@ -128,6 +128,9 @@ def read_preset_series(bag, preset_name: str, convention: SensorConvention, *, t
             reader.require(topic, (messages.WRENCH_STAMPED,))  # raises, listing the bag's topics
         for _, log_ns, msg in reader.messages([topic], progress=progress, desc=f"read {topic}"):
             field = _state_field(msg)
+            if not hasattr(msg, "header"):
+                raise BagError(bag, f"is {msg.__msgtype__}, which has no header to stamp it; expected a "
+                                    "WrenchStamped or a Franka state message", topic)
             if field is not None:
                 rows.append(np.asarray(getattr(msg, field), dtype=np.float64))
             elif hasattr(msg, "wrench"):

@@ -72,8 +72,8 @@ class StepOutputs:
         self.rates = {name: RateDivider(getattr(config, f"{name}_rate"), dt) for name in RATE_NAMES}
         self.interface = joint_interface(config.interface, config.joint_states_topic, config.joint_commands_topic)
         self.ft = ft_outputs(scene, config)
-        self.ft_truth = {out.sensor: ft_topics(scene.sensors[out.sensor].spec.name)[1]
-                         for out in self.ft if out.preset == "native"}
+        self.ft_truth = {out.sensor: (ft_topics(scene.sensors[out.sensor].spec.name)[1], out.frame_id)
+                         for out in self.ft if out.preset == "native"}  # sensor -> (topic, frame_id)
         self._parent_to_child = [sensor.spec.measure_direction == "parent_to_child" for sensor in scene.sensors]
         self._franka = _franka_frames(model, scene.sensors, config.franka_stiffness_frame,
                                       {out.sensor for out in self.ft if out.preset.startswith("franka")})
@@ -82,7 +82,7 @@ class StepOutputs:
     @property
     def ft_topic_names(self) -> list:
         """Every F/T topic, measured and ground truth (they exist from the start)."""
-        return [out.topic for out in self.ft] + list(self.ft_truth.values())
+        return [out.topic for out in self.ft] + [topic for topic, _ in self.ft_truth.values()]
 
     def joint_state(self, step: int, state):
         """(names, positions, velocities) when /joint_states is due at ``step``, else None."""
@@ -111,9 +111,8 @@ class StepOutputs:
                     base, stiffness = franka_wrenches(joint_wrench, *self._franka[ft.sensor])
                     out.append(WrenchOutput(ft.topic, base if ft.preset == "franka_fr3_base" else stiffness,
                                             ft.frame_id))
-            for sensor, topic in self.ft_truth.items():
-                out.append(WrenchOutput(topic, readings[sensor][0].true_wrench,
-                                        next(ft.frame_id for ft in self.ft if ft.sensor == sensor)))
+            for sensor, (topic, frame_id) in self.ft_truth.items():
+                out.append(WrenchOutput(topic, readings[sensor][0].true_wrench, frame_id))
         if self.rates["contact_wrench"].due(step):
             wrenches = pair_wrenches(self.bodies, contacts)
             for pair in wrenches:

@@ -33,12 +33,11 @@ from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
-from ..cosim import simulation_control
 from ..cosim import (CLOCK_TOPIC, FORWARD_TOPICS, PARAMETERS, SPECS,
                      TRAJECTORY_TOPIC, CommandError, CommandState, ConfigError, LockstepGate, Pacer, SimClock,
                      StepOutputs, StepRequests, WarningThrottle, build_scene, cable_polyline, check_parameter,
                      collider_shapes, command_mapping, forward_targets, joint_state_targets, joint_trajectory,
-                     link_frames, robot_kinematics, validate_config, warm_up)
+                     link_frames, robot_kinematics, simulation_control, validate_config, warm_up)
 from ..sim import ModelError, SimulationError
 from . import messages
 from .lifetime import ignore_stop_signals, watch_parent

@@ -76,8 +76,9 @@ def test_franka_external_wrench_of_a_held_box(held_box):
     and K's link."""
     scene, reading = held_box
     sim = scene.simulator
-    outputs = StepOutputs(scene, validate_config({"ft_outputs": ALL_FT}))
+    outputs = StepOutputs(scene, validate_config({"ft_outputs": ALL_FT[::-1]}))  # native last: its own frames
     by_topic = {out.topic: out for out in outputs.wrenches(1, [reading], sim.contacts)}
+    assert by_topic["~/ft/wrist_ft/ground_truth"].frame_id == by_topic["~/ft/wrist_ft"].frame_id == "ft_sensor_link"
     base = by_topic["/franka_robot_state_broadcaster/external_wrench_in_base_frame"]
     stiff = by_topic["/franka_robot_state_broadcaster/external_wrench_in_stiffness_frame"]
     weight = sim.model.body_mass[0] * 9.81

@@ -160,6 +160,16 @@ def running_sim(tmp_path, name="cond_sim", **parameters):
             process.stop()
 
 
+def spin_until(executor, condition, timeout: float) -> bool:
+    """Spin ``executor`` until ``condition()`` holds (True) or ``timeout`` seconds pass (False)."""
+    end = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > end:
+            return False
+        executor.spin_once(timeout_sec=0.05)
+    return True
+
+
 def stamp_ns(msg) -> int:
     """A message's header stamp (or a Clock's clock) in nanoseconds."""
     stamp = msg.clock if hasattr(msg, "clock") else msg.header.stamp
@@ -218,12 +228,7 @@ class Observer:
             self.executor.spin_once(timeout_sec=min(0.05, max(0.0, end - time.monotonic())))
 
     def spin_until(self, condition, timeout: float) -> bool:
-        end = time.monotonic() + timeout
-        while not condition():
-            if time.monotonic() > end:
-                return False
-            self.executor.spin_once(timeout_sec=0.05)
-        return True
+        return spin_until(self.executor, condition, timeout)
 
     def wait_for_sim(self, timeout: float = 90.0) -> None:
         """Until the sim's services answer and its topics are matched both ways."""

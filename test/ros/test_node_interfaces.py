@@ -8,7 +8,7 @@ import pytest
 
 rclpy = pytest.importorskip("rclpy")
 
-from ros_harness import ros_session, stamp_ns, start_sim  # noqa: E402
+from ros_harness import ros_session, spin_until, stamp_ns, start_sim  # noqa: E402
 
 JOINTS = [f"panda_joint{i}" for i in range(1, 8)] + ["panda_finger_joint1", "panda_finger_joint2"]  # as in the xacro
 FT_TOPICS = {"native": "/cond_sim/ft/wrist_ft", "ati_netft": "/force_torque_sensor_broadcaster/wrench",
@@ -58,13 +58,7 @@ class TopicBasedPlugin:
         self.sent += 1
 
     def spin_until(self, condition, timeout: float) -> bool:
-        import time
-        end = time.monotonic() + timeout
-        while not condition():
-            if time.monotonic() > end:
-                return False
-            self.executor.spin_once(timeout_sec=0.05)
-        return True
+        return spin_until(self.executor, condition, timeout)
 
     def close(self) -> None:
         self.executor.shutdown()
@@ -130,18 +124,12 @@ def test_ft_presets_topics_frames_and_values(tmp_path, small_scene):
             for key, topic in FT_TOPICS.items():
                 node.create_subscription(WrenchStamped, topic, got[key].append, QoSProfile(depth=100))
             client = node.create_client(Trigger, "/cond_sim/step")
-
-            def spin_until(condition, timeout):
-                import time
-                end = time.monotonic() + timeout
-                while not condition() and time.monotonic() < end:
-                    executor.spin_once(timeout_sec=0.05)
-                return condition()
-            assert spin_until(lambda: client.service_is_ready() and all(
+            assert spin_until(executor, lambda: client.service_is_ready() and all(
                 node.count_publishers(t) == 1 for t in FT_TOPICS.values()), 90), process.log()
             future = client.call_async(Trigger.Request())
-            assert spin_until(future.done, 60) and future.result().success
-            assert spin_until(lambda: all(len(v) >= 20 for v in got.values()), 10), {k: len(v) for k, v in got.items()}
+            assert spin_until(executor, future.done, 60) and future.result().success
+            assert spin_until(executor, lambda: all(len(v) >= 20 for v in got.values()), 10), {
+                k: len(v) for k, v in got.items()}
             for key, topic in FT_TOPICS.items():
                 info = node.get_publishers_info_by_topic(topic)
                 assert info[0].qos_profile.reliability.name == "RELIABLE", topic
