@@ -253,7 +253,8 @@ def _cmd_compare(args) -> int:
             transform = WrenchTransform.from_xyz_rpy(args.transform[:3], args.transform[3:])
         options = CompareOptions(real_topic=args.real_topic, sim_topic=args.sim_topic, lag=args.lag,
                                  max_lag_s=args.max_lag, tare_s=args.tare, window_s=args.window, transform=transform,
-                                 rate_hz=args.rate, stamps=args.stamps, preset=args.preset)
+                                 rate_hz=args.rate, stamps=args.stamps, preset=args.preset,
+                                 joint_states_topic=args.joint_states_topic)
         options.check()  # before the scene is built
         convention = None
         if args.preset is not None:
@@ -314,11 +315,11 @@ def _cmd_play(args) -> int:
 
 
 def _cmd_build_interfaces(args) -> int:
-    from .ros.interface_build import DEFAULT_CACHE, InterfaceBuildError, build_wheel, install_wheel
+    from .ros import INTERFACE_CACHE, InterfaceBuildError, build_interface_wheel, install_interface_wheel
     try:
-        wheel = build_wheel(Path(args.cache) if args.cache else DEFAULT_CACHE)
+        wheel = build_interface_wheel(Path(args.cache) if args.cache else INTERFACE_CACHE)
         if args.install:
-            install_wheel(wheel)
+            install_interface_wheel(wheel)
             print(f"installed {wheel.name}; cond_sim now serves the simulation_interfaces services")
         else:
             print(f"built {wheel} (pip install it, or run again with --install)")
@@ -371,10 +372,14 @@ def _add_bag_parsers(sub) -> None:
     compare.add_argument("--real-topic", default=None,
                          help="WrenchStamped topic of the real bag (or a Franka state topic with --preset); "
                               "required without --preset")
-    compare.add_argument("--preset", choices=("ati-netft", "franka-fr3", "franka-ros1", "multipanda"), default=None,
+    compare.add_argument("--preset", default=None,
+                         choices=("ati-netft", "franka-fr3", "franka-fr3-base", "franka-ros1", "multipanda"),
                          help="the real bag's layout: its topic, message field, frame and sign, converted into the "
                               "sim sensor's meaning (needs --scene); reads ROS 1 .bag files too")
     compare.add_argument("--scene", default=None, help="with --preset: the sim's scene name or YAML path")
+    compare.add_argument("--joint-states-topic", default="/joint_states",
+                         help="with --preset franka-fr3-base: the real bag's joint states, which give the arm's pose "
+                              "(default /joint_states)")
     compare.add_argument("--stiffness-frame", default="",
                          help="with a Franka preset: the link of K in the scene's URDF (default: the first *tcp link "
                               "fixed below the sensor)")
@@ -469,7 +474,7 @@ def build_parser() -> argparse.ArgumentParser:
     compile_.set_defaults(func=_cmd_compile)
     interfaces = sub.add_parser("build-interfaces",
                                 help="build the simulation_interfaces package (no wheel on PyPI) from the sources "
-                                     "in the package with the rosidl wheels, ~100 s; the node then serves it")
+                                     "in the package with the rosidl wheels, ~30 s; the node then serves it")
     interfaces.add_argument("--install", action="store_true", help="pip install the wheel into this interpreter")
     interfaces.add_argument("--cache", default=None,
                             help="where wheels are kept (default ~/.cache/cond_ros/interfaces); a second call with "

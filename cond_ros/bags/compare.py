@@ -49,6 +49,7 @@ class CompareOptions:
     rate_hz: float | None = None
     stamps: str = "header"
     preset: str | None = None
+    joint_states_topic: str = "/joint_states"
 
     def check(self) -> None:
         """Raise ValueError naming the first bad option."""
@@ -57,7 +58,7 @@ class CompareOptions:
             raise ValueError(f"preset: expected one of {', '.join(PRESETS)}, got {self.preset!r}")
         if self.preset is None and not self.real_topic:
             raise ValueError("real_topic: give the real bag's WrenchStamped topic (or a --preset)")
-        if self.preset is not None and PRESETS[self.preset].stiffness_frame and self.transform is not None:
+        if self.preset is not None and PRESETS[self.preset].franka and self.transform is not None:
             raise ValueError(f"transform: --preset {self.preset} moves the real wrench into the sim's sensor frame "
                              "with the scene's URDF; a --transform would move it twice")
         if not (self.lag in ("none", "auto") or (isinstance(self.lag, (int, float)) and np.isfinite(self.lag))):
@@ -258,7 +259,8 @@ def compare_bags(real_bag, sim_bag, options: CompareOptions, *, progress: bool =
             raise ValueError(f"--preset {options.preset} needs the sim's scene (--scene): its sensor's frame, "
                              "direction and tool")
         real = read_preset_series(real_bag, options.preset, convention, topic=options.real_topic,
-                                  stamps=options.stamps, progress=progress)
+                                  stamps=options.stamps, progress=progress,
+                                  joint_states_topic=options.joint_states_topic)
         options = dataclasses.replace(options, real_topic=real.topic)
     else:
         real = read_wrench_series(real_bag, options.real_topic, stamps=options.stamps, progress=progress)

