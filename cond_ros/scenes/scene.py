@@ -3,12 +3,14 @@ motion the scene describes (built here from the ``script`` section; the motions 
 
 A scene file (see ``config/panda_pick.yaml``, ``config/panda_cable.yaml``) has the sections ``dt``,
 ``duration``, ``solver``, ``contact``, ``robots``, ``bodies``, ``colliders``, ``cables``, ``soft_bodies``,
-``sensors`` and ``script`` (waypoints, or a recorded tool ``trajectory`` followed through IK). Every missing or
-malformed entry is reported as a :class:`ModelError` naming the file and the key path (``robots[0].q``).
+``sensors`` and ``script`` (waypoints, or a recorded tool ``trajectory`` followed through IK). Every missing,
+malformed or unknown entry is reported as a :class:`ModelError` naming the file and the key path
+(``robots[0].q``); an unknown key, or a solver option the solver does not take, with the closest known one.
 """
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 from typing import NamedTuple, Optional
 
@@ -27,22 +29,37 @@ from .tool_trajectory import IKTrack, ToolTrajectory, rigid_rotation, track_with
 
 
 class _Spec:
-    """A mapping read with key paths in its error messages."""
+    """A mapping read with key paths in its error messages. It notes every key the loader asks for, present or
+    not, so that :meth:`check_unknown` can name the keys nobody asked for: a misspelled optional key
+    (``coliders``) would otherwise drop its section without a word."""
 
-    def __init__(self, data, path, source):
+    def __init__(self, data, path, source, registry=None):
         if not isinstance(data, dict):
             raise ModelError(f"{source}: {path or 'scene'} must be a mapping, got {type(data).__name__}")
         self.data, self.path, self.source = data, path, source
+        self.asked: set = {"name"}  # every mapping may carry a name (a label, where nothing reads it)
+        self.registry = [] if registry is None else registry  # every _Spec of one file, this one first
+        self.registry.append(self)
 
     def _name(self, key):
         return f"{self.path}.{key}" if self.path else key
 
+    def __contains__(self, key):
+        self.asked.add(key)
+        return key in self.data
+
     def get(self, key, default=dataclasses.MISSING):
+        self.asked.add(key)
         if key not in self.data:
             if default is dataclasses.MISSING:
                 raise ModelError(f"{self.source}: missing {self._name(key)}")
             return default
         return self.data[key]
+
+    def take_all(self) -> dict:
+        """Every entry, each counted as asked for (a section whose keys another part checks)."""
+        self.asked.update(self.data)
+        return dict(self.data)
 
     def number(self, key, default=dataclasses.MISSING):
         value = self.get(key, default)
@@ -65,10 +82,21 @@ class _Spec:
         value = self.get(key, [])
         if not isinstance(value, list):
             raise ModelError(f"{self.source}: {self._name(key)} must be a list")
-        return [_Spec(v, f"{self._name(key)}[{i}]", self.source) for i, v in enumerate(value)]
+        return [_Spec(v, f"{self._name(key)}[{i}]", self.source, self.registry) for i, v in enumerate(value)]
 
     def sub(self, key):
-        return _Spec(self.get(key, {}), self._name(key), self.source)
+        return _Spec(self.get(key, {}), self._name(key), self.source, self.registry)
+
+    def check_unknown(self) -> None:
+        """ModelError naming the first key of the file that no part of the loader asked for, with the closest
+        known key of its mapping."""
+        for spec in self.registry:
+            for key in spec.data:
+                if key not in spec.asked:
+                    known = sorted(map(str, spec.asked))
+                    close = difflib.get_close_matches(str(key), known, n=1)
+                    hint = f"; did you mean {close[0]}?" if close else f" (known here: {', '.join(known)})"
+                    raise ModelError(f"{spec.source}: {spec._name(key)}: unknown key{hint}")
 
 
 def _pose(spec: _Spec) -> np.ndarray:
@@ -143,7 +171,7 @@ def scene_from_data(data, path: str, *, script: bool = True) -> Scene:
     gravity = spec.vector("gravity", 3, [0.0, 0.0, -9.81])
     builder = ModelBuilder(gravity=gravity)
     robots = []
-    script_spec = spec.sub("script") if "script" in spec.data else None
+    script_spec = spec.sub("script") if "script" in spec else None
     track = None
     for r in spec.items("robots"):
         urdf = r.get("urdf")
@@ -152,7 +180,7 @@ def scene_from_data(data, path: str, *, script: bool = True) -> Scene:
         n = art.dof_count
         q = r.vector("q", n)
         name = str(r.get("name", f"robot{len(robots)}"))
-        if script_spec is not None and "trajectory" in script_spec.data and script_spec.get("robot", None) == name:
+        if script_spec is not None and "trajectory" in script_spec and script_spec.get("robot", None) == name:
             track = _track(script_spec, art, q, path, whole=script)
             q = track.q[0].copy()  # start on the trajectory, so welds made at load time hold at rest
         builder.add_articulation(art, q=q, drive_stiffness=r.vector("drive_stiffness", n),
@@ -173,7 +201,7 @@ def scene_from_data(data, path: str, *, script: bool = True) -> Scene:
             builder.add_shape_sphere(body, radius, mu=b.number("mu", 0.5))
         else:
             raise ModelError(f"{path}: {b.path}.shape must be 'box' or 'sphere', got {kind!r}")
-        if "mount" in b.data:
+        if "mount" in b:
             mounts.append(_mount_body(builder, body, b.sub("mount"), str(b.get("name", f"body{body}"))))
     for c in spec.items("colliders"):
         kind, mu = c.get("type"), c.number("mu", 0.5)
@@ -202,19 +230,40 @@ def scene_from_data(data, path: str, *, script: bool = True) -> Scene:
                              integration_theta=spec.number("integration_theta", 0.5))
     sensors = [_load_sensor(model, s_, robots, path) for s_ in spec.items("sensors")]
     solver = spec.sub("solver")
-    options = {k: v for k, v in solver.data.items() if k != "name"}
+    options = {k: v for k, v in solver.take_all().items() if k != "name"}
+    _check_solver_options(solver, options)
     simulator = Simulator(model, options=SimOptions(spec.number("dt", DEFAULT_DT), solver.get("name", DEFAULT_SOLVER),
                                                     options))
     if not script:
         motion = None
+        if script_spec is not None:
+            script_spec.take_all()  # not played: its keys are not read
     elif track is not None:
         r = [name for name, _, _ in robots].index(script_spec.get("robot"))
         motion = TrajectoryMotion(model, r, track, robots[r][1].link_index(script_spec.get("tool_link")),
                                   _flag(script_spec, "gravity_compensation", True, path),
                                   _flag(script_spec, "velocity_feedforward", True, path))
     else:
-        motion = _load_script(spec, model, robots, path) if script_spec is not None else None
-    return Scene(simulator, motion, spec.number("duration", 5.0), sensors, cables, soft_bodies, mounts)
+        motion = _load_script(script_spec, model, robots, path) if script_spec is not None else None
+    duration = spec.number("duration", 5.0)
+    spec.check_unknown()
+    return Scene(simulator, motion, duration, sensors, cables, soft_bodies, mounts)
+
+
+def _check_solver_options(solver: _Spec, options: dict) -> None:
+    """ModelError naming a solver option the solver does not take, with the closest one it does."""
+    import inspect
+
+    from ..sim import SOLVERS
+    name = solver.get("name", DEFAULT_SOLVER)
+    if name not in SOLVERS:
+        return  # SimOptions names the unknown solver
+    known = [p for p in inspect.signature(SOLVERS[name]).parameters if p not in ("self", "kwargs")]
+    for key in options:
+        if key not in known:
+            close = difflib.get_close_matches(str(key), known, n=1)
+            hint = f"; did you mean {close[0]}?" if close else f" ({name} takes: {', '.join(known)})"
+            raise ModelError(f"{solver.source}: {solver._name(key)}: not an option of solver {name!r}{hint}")
 
 
 def _robot(spec: _Spec, key: str, robots: list, path: str) -> int:
@@ -292,7 +341,7 @@ def _add_cable(builder: ModelBuilder, c: _Spec, robots: list, path: str) -> Rod:
     except ModelError as exc:
         raise ModelError(f"{path}: {c.path}: {exc}") from None
     start = c.vector("start", 3)
-    grip = c.sub("grip") if "grip" in c.data else None
+    grip = c.sub("grip") if "grip" in c else None
     if grip is not None:
         r, link, pose = _robot_link_pose(grip, robots, path)
         end = pose[:3, 3].copy()
@@ -340,7 +389,7 @@ def _add_soft_body(builder: ModelBuilder, b: _Spec, robots: list, path: str) -> 
     mat = b.sub("material")
     material = FemMaterial(mat.number("youngs_modulus"), mat.number("poisson_ratio"), mat.number("density"),
                            mu=mat.number("mu", 0.5), damping_time=mat.number("damping_time", 0.0))
-    radius = b.number("contact_radius") if "contact_radius" in b.data else None
+    radius = b.number("contact_radius") if "contact_radius" in b else None
     body = add_soft_body(builder, mesh, material, contact_radius=radius)
     for a in b.items("attach"):
         r, link, link_pose = _robot_link_pose(a, robots, path)
@@ -377,12 +426,11 @@ def _mount_body(builder: ModelBuilder, body: int, m: _Spec, name: str) -> BodyMo
 
 def _load_sensor(model: Model, s: _Spec, robots: list, path: str) -> SimulatedFTSensor:
     r = _robot(s, "robot", robots, path)
-    fields = {k: v for k, v in s.data.items() if k != "robot"}
+    fields = {k: v for k, v in s.take_all().items() if k != "robot"}  # spec_from_dict names unknown ones
     return SimulatedFTSensor(model, spec_from_dict(fields, f"{path}: {s.path}"), r)
 
 
-def _load_script(spec: _Spec, model: Model, robots: list, path: str) -> ScriptedMotion:
-    script = spec.sub("script")
+def _load_script(script: _Spec, model: Model, robots: list, path: str) -> ScriptedMotion:
     r = _robot(script, "robot", robots, path)
     _, art, q = robots[r]
     kin = ArticulationKinematics(art)
@@ -398,12 +446,12 @@ def _load_script(spec: _Spec, model: Model, robots: list, path: str) -> Scripted
         t = w.number("t")
         if times and t <= times[-1]:
             raise ModelError(f"{path}: {w.path}.t must increase, got {t} after {times[-1]}")
-        if "q" in w.data:
+        if "q" in w:
             current = current.copy()
             current[:] = w.vector("q", art.dof_count)
-        elif "tool" in w.data:
+        elif "tool" in w:
             current = solve_ik(kin, tool, _pose(w.sub("tool")), current, dofs=arm)
-        if "gripper" in w.data:
+        if "gripper" in w:
             command = w.get("gripper")
             if command not in ("open", "close"):
                 raise ModelError(f"{path}: {w.path}.gripper must be 'open' or 'close', got {command!r}")

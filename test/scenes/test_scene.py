@@ -179,3 +179,30 @@ def test_trajectory_rotations_can_be_the_flanges_and_the_drives_can_go_without_v
         load_scene(write(tmp_path, base + "  orientation_link: nope\n"))
     with pytest.raises(ModelError, match="script.velocity_feedforward must be true or false"):
         load_scene(write(tmp_path, base + "  velocity_feedforward: no way\n"))
+
+
+@pytest.mark.parametrize("old,new,message", [
+    ("colliders:", "coliders:", r"scene.yaml: coliders: unknown key; did you mean colliders\?"),
+    ("duration: 0.1", "duraton: 0.1", "duraton: unknown key; did you mean duration"),
+    ("    drive_damping:", "    drive_stifness: [1]\n    drive_damping:",
+     r"robots\[0\].drive_stifness: unknown key; did you mean drive_stiffness"),
+    ("  - {type: plane}", "  - {type: plane, muu: 0.3}", r"colliders\[0\].muu: unknown key; did you mean mu"),
+    ("    - {t: 0.0, gripper: open}", "    - {t: 0.0, griper: open}",
+     r"script.waypoints\[0\].griper: unknown key; did you mean gripper"),
+    ("dt: 0.01", "dt: 0.01\nsolver: {name: cond, tolerence: 1.0e-6}",
+     r"solver.tolerence: not an option of solver 'cond'; did you mean tolerance"),
+    ("dt: 0.01", "dt: 0.01\nsomething_else: 1", r"something_else: unknown key \(known here: "),
+])
+def test_misspelled_keys_are_errors_with_a_suggestion(tmp_path, old, new, message):
+    """A misspelled optional key used to drop its section without a word (``coliders`` removed the table):
+    it is an error naming the file, the key path and the closest key the loader knows there."""
+    assert old in GOOD or old == "dt: 0.01"
+    with pytest.raises(ModelError, match=message):
+        load_scene(write(tmp_path, GOOD.replace(old, new)))
+
+
+def test_every_packaged_scene_uses_known_keys_only():
+    """Every scene the package ships loads with the unknown-key check, with and without its script."""
+    from cond_ros.scenes import load_named_scene, scene_names
+    for name in scene_names():
+        load_named_scene(name, script=False)
