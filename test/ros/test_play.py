@@ -88,7 +88,13 @@ def test_play_reproduces_the_bag(tmp_path, bag):
             listener.close()
             assert process.stop() == 0, process.log()
     got = {topic: [stamp_ns(m) for m in msgs] for topic, msgs in listener.got.items()}
-    assert got == expected  # every message, each topic in its recorded order, with its recorded stamp
+    # every message of the reliable topics, each topic in its recorded order, with its recorded stamp
+    assert {t: v for t, v in got.items() if t != "/clock"} == {t: v for t, v in expected.items() if t != "/clock"}
+    # /clock goes out best effort (the clock QoS), which may drop under load (seen once in CI): what arrives is
+    # in order and recorded, and most of it arrives
+    clock = got["/clock"]
+    assert clock == sorted(clock) and set(clock) <= set(expected["/clock"])
+    assert len(clock) >= 0.8 * len(expected["/clock"])
     assert f"played {sum(map(len, expected.values()))} messages" in process.log(), process.log()
 
 
