@@ -80,6 +80,23 @@ def _cmd_bench(args) -> int:
     return 0
 
 
+RUN_MAX_STEPS = 1_000_000  # the per-step table of one run (~40 columns): 320 MB at this size
+RUN_DT_RANGE = (1e-6, 1.0)  # [s]: the node's dt parameter stops at 1 s too
+
+
+def _output_file_problem(path: str) -> str | None:
+    """Why ``path`` cannot be written (checked before a run, so that no simulation is lost to it)."""
+    import os
+    directory = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        return f"{path} is a directory"
+    if not os.path.isdir(directory):
+        return f"the directory {directory} does not exist"
+    if not os.access(directory, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        return f"{path} is not writable"
+    return None
+
+
 def _cmd_run(args) -> int:
     from .scenes import load_named_scene, scene_names
     from .sim import ModelError, SimulationError
@@ -89,6 +106,13 @@ def _cmd_run(args) -> int:
     if not args.headless:
         print("cond-ros run: only --headless is available until the ROS node exists (issue 6)", file=sys.stderr)
         return 2
+    if args.out and (problem := _output_file_problem(args.out)):
+        print(f"cond-ros run: --out: {problem}", file=sys.stderr)
+        return 2
+    if args.dt is not None and not RUN_DT_RANGE[0] <= args.dt <= RUN_DT_RANGE[1]:
+        print(f"cond-ros run: --dt must be in [{RUN_DT_RANGE[0]:g}, {RUN_DT_RANGE[1]:g}] s, got {args.dt:g}",
+              file=sys.stderr)
+        return 2
     try:
         scene = load_named_scene(args.scene, dt=args.dt, solver=args.solver, path=args.scene_file)
     except ModelError as exc:
@@ -96,8 +120,9 @@ def _cmd_run(args) -> int:
         return 2
     sim = scene.simulator
     steps = args.steps if args.steps is not None else int(round(scene.duration / sim.dt))
-    if steps < 0:
-        print(f"cond-ros run: --steps must be >= 0, got {steps}", file=sys.stderr)
+    if not 0 <= steps <= RUN_MAX_STEPS:
+        print(f"cond-ros run: {steps} steps{'' if args.steps is not None else ' (the duration over dt)'}: must be "
+              f"in [0, {RUN_MAX_STEPS}]; give --steps, or a larger --dt", file=sys.stderr)
         return 2
     try:
         result = run_scene(scene, steps, progress=not args.quiet, desc=args.scene)

@@ -87,9 +87,17 @@ def test_run_headless_writes_csv(tmp_path, capsys):
 @pytest.mark.parametrize("argv,message", [
     (["run", "nope", "--headless"], "unknown scene 'nope'"),
     (["run", "box_sliding", "--headless", "--dt", "-0.01"], "dt"),
+    (["run", "box_sliding", "--headless", "--dt", "1e9"], "--dt must be in [1e-06, 1] s, got 1e+09"),
+    (["run", "panda_pick", "--headless", "--dt", "1e-6"],
+     "5000000 steps (the duration over dt): must be in [0, 1000000]"),
+    (["run", "box_sliding", "--headless", "--steps", "2000000"], "2000000 steps: must be in [0, 1000000]"),
+    (["run", "box_sliding", "--headless", "--out", "/no/such/dir/run.csv"], "--out: the directory /no/such/dir"),
+    (["run", "box_sliding", "--headless", "--out", "/tmp"], "--out: /tmp is a directory"),
 ])
 def test_run_bad_input(capsys, argv, message):
-    """Bad scene names and physical parameters are rejected with a message naming them."""
+    """Bad scene names, physical parameters, step counts and output paths are rejected with a message naming
+    them, before any step (issue 32: --dt 1e9 ran, --dt 1e-9 died allocating 179 GiB, and a bad --out lost the
+    whole run to a traceback at its end)."""
     assert cli.main(argv) == 2
     assert message in capsys.readouterr().err
 
