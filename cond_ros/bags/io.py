@@ -160,19 +160,31 @@ class BagReader:
             raise BagError(self.path, f"is {msgtype}, expected {' or '.join(msgtypes)}", topic)
         return msgtype
 
+    def _records(self, topics):
+        """(connection, log time [ns], stored bytes) of ``topics`` in log-time order; BagError, naming the topic
+        and how far it got, when the storage fails (a file cut short)."""
+        connections = [c for c in self._reader.connections if c.topic in set(topics)]
+        if not connections:  # rosbags reads every topic when given none
+            return
+        topic, index = None, 0
+        try:
+            for connection, log_ns, raw in self._reader.messages(connections=connections):
+                topic = connection.topic
+                index += 1
+                yield connection, int(log_ns), raw
+        except Exception as exc:  # noqa: BLE001 (the storage layer fails on a file cut short)
+            raise BagError(self.path, f"reading stopped after {index} messages (truncated or corrupt?): "
+                                      f"{type(exc).__name__}: {exc}", topic) from None
+
     def messages(self, topics, *, progress: bool = False, desc: str = "read"):
         """(topic, log time [ns], message) of ``topics``, in log-time order, decoded.
 
         Raises BagError, naming the topic, when a message does not decode or the file ends early.
         """
-        connections = [c for c in self._reader.connections if c.topic in set(topics)]
-        if not connections:  # rosbags reads every topic when given none
-            return
-        total = sum(c.msgcount for c in connections)
-        topic, index = None, 0
+        total = sum(c.msgcount for c in self._reader.connections if c.topic in set(topics))
         bar = progress_bar(total=total, progress=progress, desc=desc, unit="msg")
         try:
-            for connection, log_ns, raw in self._reader.messages(connections=connections):
+            for index, (connection, log_ns, raw) in enumerate(self._records(topics)):
                 topic = connection.topic
                 try:
                     msg = self.decode(raw, connection.msgtype, topic)
@@ -181,36 +193,23 @@ class BagReader:
                 except Exception as exc:  # noqa: BLE001 (a corrupt message raises anything from struct on)
                     raise BagError(self.path, f"message {index} (log time {log_ns} ns) does not decode as "
                                               f"{connection.msgtype}: {type(exc).__name__}: {exc}", topic) from None
-                index += 1
                 bar.update()
-                yield topic, int(log_ns), msg
-        except BagError:
-            raise
-        except Exception as exc:  # noqa: BLE001 (the storage layer fails on a file cut short)
-            raise BagError(self.path, f"reading stopped after {index} messages (truncated or corrupt?): "
-                                      f"{type(exc).__name__}: {exc}", topic) from None
+                yield topic, log_ns, msg
         finally:
             bar.close()
-
 
     def raw_messages(self, topics):
         """(topic, message type, log time [ns], CDR bytes) of ``topics``, in log-time order, not decoded (what
         a player publishes as it was recorded; a ROS 1 bag's messages converted to CDR). Raises BagError when
-        the file ends early."""
-        connections = [c for c in self._reader.connections if c.topic in set(topics)]
-        if not connections:
-            return
-        topic, index = None, 0
-        try:
-            for connection, log_ns, raw in self._reader.messages(connections=connections):
-                topic = connection.topic
-                index += 1
-                if self.ros1:
+        the file ends early or a ROS 1 message does not convert."""
+        for index, (connection, log_ns, raw) in enumerate(self._records(topics)):
+            if self.ros1:
+                try:
                     raw = self._store.ros1_to_cdr(raw, connection.msgtype)
-                yield topic, connection.msgtype, int(log_ns), bytes(raw)
-        except Exception as exc:  # noqa: BLE001 (the storage layer fails on a file cut short)
-            raise BagError(self.path, f"reading stopped after {index} messages (truncated or corrupt?): "
-                                      f"{type(exc).__name__}: {exc}", topic) from None
+                except Exception as exc:  # noqa: BLE001 (a corrupt message raises anything from struct on)
+                    raise BagError(self.path, f"message {index} (log time {log_ns} ns) does not convert from "
+                                              f"ROS 1: {type(exc).__name__}: {exc}", connection.topic) from None
+            yield connection.topic, connection.msgtype, log_ns, bytes(raw)
 
     def offered_qos(self, topic: str) -> dict | None:
         """The QoS the topic's first recorded publisher offered, as ``{reliability, durability, history, depth}``
