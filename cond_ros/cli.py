@@ -313,11 +313,7 @@ def _cmd_play(args) -> int:
     from .bags import BagError
     from .ros import plan_playback, play_bag
     try:  # the bag, its topics and their message types, before ROS starts
-        if not args.rate > 0.0:
-            raise ValueError(f"--rate must be > 0, got {args.rate}")
-        if args.clock is not None and not args.clock > 0.0:
-            raise ValueError(f"--clock must be > 0 Hz, got {args.clock}")
-        plan_playback(args.bag, args.topics, clock=args.clock is not None)
+        plan_playback(args.bag, args.topics, rate=args.rate, clock_hz=args.clock)
     except (BagError, ValueError) as exc:
         print(f"cond-ros play: {exc}", file=sys.stderr)
         return 2

@@ -56,8 +56,14 @@ def _qos(recorded: dict | None, topic: str):
     return profile
 
 
-def plan_playback(path: str, topics=None, *, clock: bool = False) -> tuple[dict, dict]:
-    """({topic: message type}, {topic: recorded QoS or None}) to play; raises BagError before any ROS work."""
+def plan_playback(path: str, topics=None, *, rate: float = 1.0, clock_hz: float | None = None) -> tuple[dict, dict]:
+    """({topic: message type}, {topic: recorded QoS or None}) to play; raises ValueError for a bad rate and
+    BagError for the bag, its topics or their types, before any ROS work."""
+    if not rate > 0.0:
+        raise ValueError(f"--rate must be > 0, got {rate}")
+    if clock_hz is not None and not clock_hz > 0.0:
+        raise ValueError(f"--clock must be > 0 Hz, got {clock_hz}")
+    clock = clock_hz is not None
     with BagReader(path) as reader:
         available = reader.topics
         chosen = list(topics) if topics else sorted(available)
@@ -82,11 +88,7 @@ def play_bag(path: str, *, rate: float = 1.0, topics=None, clock_hz: float | Non
     the messages before it: DDS keeps no history for it)."""
     import rclpy
     from rosgraph_msgs.msg import Clock
-    if not rate > 0.0:
-        raise ValueError(f"--rate must be > 0, got {rate}")
-    if clock_hz is not None and not clock_hz > 0.0:
-        raise ValueError(f"--clock must be > 0 Hz, got {clock_hz}")
-    types, qos = plan_playback(path, topics, clock=clock_hz is not None)
+    types, qos = plan_playback(path, topics, rate=rate, clock_hz=clock_hz)
     node = rclpy.create_node(node_name)
     counts = dict.fromkeys(types, 0)
     start = time.monotonic()
