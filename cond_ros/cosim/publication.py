@@ -71,12 +71,10 @@ class StepOutputs:
         self.bodies = BodyNames(model, scene.cables)
         self.rates = {name: RateDivider(getattr(config, f"{name}_rate"), dt) for name in RATE_NAMES}
         self.interface = joint_interface(config.interface, config.joint_states_topic, config.joint_commands_topic)
-        self.ft = ft_outputs(scene, config)
+        self.ft, self._franka = ft_outputs(scene, config)
         self.ft_truth = {out.sensor: (ft_topics(scene.sensors[out.sensor].spec.name)[1], out.frame_id)
                          for out in self.ft if out.preset == "native"}  # sensor -> (topic, frame_id)
         self._parent_to_child = [sensor.spec.measure_direction == "parent_to_child" for sensor in scene.sensors]
-        self._franka = _franka_frames(model, scene.sensors, config.franka_stiffness_frame,
-                                      {out.sensor for out in self.ft if out.preset.startswith("franka")})
         self.pair_topics: dict = {}  # (body a, body b) -> topic, from the pair's first contact on
 
     @property
@@ -101,6 +99,7 @@ class StepOutputs:
         if readings is None:
             return out
         if self.rates["ft"].due(step):
+            franka = {}  # sensor -> (base, stiffness) wrenches, computed once for both Franka outputs
             for ft in self.ft:
                 reading, joint_wrench = readings[ft.sensor]
                 if ft.preset == "native" or ft.preset == "ati_netft":
@@ -108,7 +107,9 @@ class StepOutputs:
                         sign = -1.0 if ft.preset == "ati_netft" and self._parent_to_child[ft.sensor] else 1.0
                         out.append(WrenchOutput(ft.topic, sign * reading.wrench, ft.frame_id))
                 else:
-                    base, stiffness = franka_wrenches(joint_wrench, *self._franka[ft.sensor])
+                    if ft.sensor not in franka:
+                        franka[ft.sensor] = franka_wrenches(joint_wrench, *self._franka[ft.sensor])
+                    base, stiffness = franka[ft.sensor]
                     out.append(WrenchOutput(ft.topic, base if ft.preset == "franka_fr3_base" else stiffness,
                                             ft.frame_id))
             for sensor, (topic, frame_id) in self.ft_truth.items():
@@ -124,11 +125,12 @@ class StepOutputs:
         return out
 
 
-def ft_outputs(scene, config) -> list:
-    """The :class:`FTOutput` of every ``ft_outputs`` entry and sensor, in entry order then sensor order;
-    raises ConfigError when two sensors would share a topic."""
-    out = []
-    sensors = scene.sensors
+def ft_outputs(scene, config) -> tuple[list, dict]:
+    """The :class:`FTOutput` of every ``ft_outputs`` entry and sensor, in entry order then sensor order, and
+    {sensor: (world <- robot root link, sensor child link <- K)} of the sensors with a Franka output; raises
+    ConfigError when two sensors would share a topic or K is not fixed below a sensor."""
+    out, franka = [], {}
+    sensors, model = scene.sensors, scene.simulator.model
     for entry in config.ft_outputs:
         preset, topic = parse_ft_output(entry)
         if len(sensors) > 1 and "{sensor}" not in topic:
@@ -138,24 +140,12 @@ def ft_outputs(scene, config) -> list:
             name = topic.replace("{sensor}", topic_token(sensor.spec.name))
             frame = sensor_frame_id(sensor.spec)
             if preset.startswith("franka"):
-                art = scene.simulator.model.robots[sensor.robot]
-                if preset == "franka_fr3_base":
-                    frame = art.link_name[0]
-                else:
-                    try:
-                        frame = art.link_name[stiffness_link(art, sensor.probe.child, config.franka_stiffness_frame)[0]]
-                    except ValueError as exc:
-                        raise ConfigError(str(exc)) from None
+                art = model.robots[sensor.robot]
+                try:
+                    k_link, child_to_k = stiffness_link(art, sensor.probe.child, config.franka_stiffness_frame)
+                except ValueError as exc:
+                    raise ConfigError(str(exc)) from None
+                franka[i] = (art.base_transform @ art.joint_origin[0], child_to_k)
+                frame = art.link_name[0] if preset == "franka_fr3_base" else art.link_name[k_link]
             out.append(FTOutput(preset, i, name, frame))
-    return out
-
-
-def _franka_frames(model, sensors, stiffness_frame: str, which: set) -> dict:
-    """{sensor: (world <- robot root link, sensor child link <- K)} for the sensors with a Franka output."""
-    frames = {}
-    for i in which:
-        sensor = sensors[i]
-        art = model.robots[sensor.robot]
-        frames[i] = (art.base_transform @ art.joint_origin[0],
-                     stiffness_link(art, sensor.probe.child, stiffness_frame)[1])
-    return frames
+    return out, franka
