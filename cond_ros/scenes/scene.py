@@ -93,10 +93,14 @@ class _Spec:
         for spec in self.registry:
             for key in spec.data:
                 if key not in spec.asked:
-                    known = sorted(map(str, spec.asked))
-                    close = difflib.get_close_matches(str(key), known, n=1)
-                    hint = f"; did you mean {close[0]}?" if close else f" (known here: {', '.join(known)})"
+                    hint = _closest(key, sorted(map(str, spec.asked)), "known here")
                     raise ModelError(f"{spec.source}: {spec._name(key)}: unknown key{hint}")
+
+
+def _closest(key, known: list, listing: str) -> str:
+    """The hint after an unknown key: the closest known one, else the list of them under ``listing``."""
+    close = difflib.get_close_matches(str(key), known, n=1)
+    return f"; did you mean {close[0]}?" if close else f" ({listing}: {', '.join(known)})"
 
 
 def _pose(spec: _Spec) -> np.ndarray:
@@ -261,8 +265,7 @@ def _check_solver_options(solver: _Spec, options: dict) -> None:
     known = [p for p in inspect.signature(SOLVERS[name]).parameters if p not in ("self", "kwargs")]
     for key in options:
         if key not in known:
-            close = difflib.get_close_matches(str(key), known, n=1)
-            hint = f"; did you mean {close[0]}?" if close else f" ({name} takes: {', '.join(known)})"
+            hint = _closest(key, known, f"{name} takes")
             raise ModelError(f"{solver.source}: {solver._name(key)}: not an option of solver {name!r}{hint}")
 
 
