@@ -45,7 +45,7 @@ class SimClock:
 
 
 class StepRequests:
-    """Paused or running, and the ``~/step`` calls still to serve (each: steps left and a token)."""
+    """Paused or running, and the ``~/step`` calls still to serve (each: steps left, a token, steps asked)."""
 
     def __init__(self, paused: bool):
         self.paused = paused
@@ -53,7 +53,7 @@ class StepRequests:
 
     def request(self, steps: int, token) -> None:
         """Ask for ``steps`` steps; ``token`` comes back from :meth:`stepped` once they are done."""
-        self._queue.append([int(steps), token])
+        self._queue.append([int(steps), token, int(steps)])
 
     @property
     def outstanding(self) -> bool:
@@ -73,10 +73,11 @@ class StepRequests:
         return done
 
     def cancel(self) -> list:
-        """Drop every outstanding request (reset); their tokens."""
-        tokens = [token for _, token in self._queue]
+        """Drop every outstanding request (a pause, a reset, a failed step): (token, steps done, steps asked)
+        for each, oldest first."""
+        dropped = [(token, asked - left, asked) for left, token, asked in self._queue]
         self._queue.clear()
-        return tokens
+        return dropped
 
 
 class LockstepGate:

@@ -19,6 +19,7 @@ import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, SetParametersResult
+from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
@@ -167,8 +168,11 @@ class SimNode(Node):
             for topic, mode in FORWARD_TOPICS:
                 self._subscribe(Float64MultiArray, topic, lambda msg, topic=topic, mode=mode: self._command(
                     topic, lambda: forward_targets(limits, self.command_dofs, mode, msg.data), self.commands.apply))
+        # a ~/step call awaits its steps and holds its callback group until they are done: in the node's default
+        # (mutually exclusive) group it would keep every other service and every command out until then
+        self.step_calls = ReentrantCallbackGroup()
         self.create_service(SetBool, "~/pause", self._on_pause)
-        self.create_service(Trigger, "~/step", self._on_step)
+        self.create_service(Trigger, "~/step", self._on_step, callback_group=self.step_calls)
         self.create_service(Trigger, "~/reset", self._on_reset)
         self.simulation_interfaces = create_simulation_interfaces(self)
 
@@ -254,11 +258,20 @@ class SimNode(Node):
     # -- services (the simulation_interfaces ones call the same three methods) -------------------------
 
     def pause(self, paused: bool) -> tuple[bool, str]:
+        """Run or pause; a pause also ends the ``~/step`` calls still running, at this step boundary."""
         if not paused and self.requests.paused:
             self.pacer.restart(time.monotonic())
             self.stopped = False
         self.requests.paused = paused
-        return True, f"{'paused' if paused else 'running'} at t = {self.sim.state.time:.6f} s"
+        stopped = self._cancel_steps("paused") if paused else ""
+        return True, f"{'paused' if paused else 'running'} at t = {self.sim.state.time:.6f} s{stopped}"
+
+    def _cancel_steps(self, why: str) -> str:
+        """Answer every outstanding step request as failed (``why`` they stopped); what to add to a reply."""
+        dropped = self.requests.cancel()
+        for token, done, asked in dropped:
+            token.set_result((False, f"{why} after {done} of {asked} steps"))
+        return "".join(f"; stopped a step request after {done} of {asked} steps" for _, done, asked in dropped)
 
     async def run_steps(self, steps: int) -> tuple[bool, str]:
         """Step ``steps`` times (paused only); returns once they are done and published."""
@@ -271,8 +284,7 @@ class SimNode(Node):
     def reset(self, *, reset_time: bool = False, reset_state: bool = True) -> tuple[bool, str]:
         """Back to the initial state (``reset_state``) and/or /clock back to 0 (``reset_time``); without
         ``reset_time`` /clock goes on from where it was."""
-        for token in self.requests.cancel():
-            token.set_result((False, "reset before the steps were done"))
+        stopped = self._cancel_steps("reset")
         if reset_state:
             self.sim.reset()
             for sensor in self.scene.sensors:
@@ -284,7 +296,7 @@ class SimNode(Node):
         self._publish(readings=None)
         return True, (f"reset{' the state' if reset_state else ''}{' and' if reset_state and reset_time else ''}"
                       f"{' the time' if reset_time else ''}; /clock at {self.clock.stamp_ns * 1e-9:.6f} s; "
-                      f"{'paused' if self.requests.paused else 'running'}")
+                      f"{'paused' if self.requests.paused else 'running'}{stopped}")
 
     def simulation_state(self) -> int:
         """The simulation_interfaces state: STOPPED (paused and reset, not stepped since), PAUSED or PLAYING."""
@@ -360,8 +372,7 @@ class SimNode(Node):
             self.last_stats = sim.step(control)
         except (SimulationError, ModelError) as exc:
             self.requests.paused = True
-            for token in self.requests.cancel():
-                token.set_result((False, f"the step failed: {exc}"))
+            self._cancel_steps(f"stopped by a failed step ({exc})")
             self.get_logger().error(f"step at t = {sim.state.time:.6f} s failed: {exc}; paused (call ~/reset)")
             return
         stepped = time.monotonic()

@@ -111,7 +111,7 @@ def create_simulation_interfaces(node) -> list:
     return [node.create_service(GetSimulatorFeatures, SERVICE_NAMES[0], features),
             node.create_service(GetSimulationState, SERVICE_NAMES[1], get_state),
             node.create_service(SetSimulationState, SERVICE_NAMES[2], set_state),
-            node.create_service(StepSimulation, SERVICE_NAMES[3], step),
+            node.create_service(StepSimulation, SERVICE_NAMES[3], step, callback_group=node.step_calls),
             node.create_service(ResetSimulation, SERVICE_NAMES[4], reset),
             ActionServer(node, SimulateSteps, ACTION_NAME, execute, goal_callback=on_goal,
                          cancel_callback=lambda goal_handle: CancelResponse.ACCEPT)]

@@ -42,7 +42,10 @@ def test_step_requests():
     assert requests.stepped() == ["b"]
     assert not requests.wants_step()
     requests.request(5, "c")
-    assert requests.cancel() == ["c"] and not requests.outstanding
+    requests.request(3, "d")
+    requests.stepped()
+    requests.stepped()
+    assert requests.cancel() == [("c", 2, 5), ("d", 0, 3)] and not requests.outstanding
     requests.paused = False
     assert requests.wants_step() and requests.stepped() == []
 

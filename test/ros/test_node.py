@@ -1,6 +1,7 @@
 """cond_sim in its own process, seen from a second process (this one): topics, step N, commands, bad input,
 pause, reset, live parameters. One paused node serves the module; each test checks changes it causes."""
 import math
+import time
 
 import numpy as np
 import pytest
@@ -184,3 +185,39 @@ def test_reset(sim):
     stamps = [stamp_ns(m) for m in observer.messages["clock"]]
     assert stamps == sorted(stamps)
     assert all(math.isclose(a, b, abs_tol=0.01) for a, b in zip(observer.latest_positions(), initial))
+
+
+def test_a_long_step_leaves_the_services_free_and_pause_or_reset_ends_it(sim):
+    """~/step with the largest steps_per_trigger (65535, ~15 min of stepping) runs between the callbacks: a
+    parameter read, a pause and a reset are each answered within seconds while it runs, and the pause or
+    the reset ends it at the next step boundary, its reply saying how far it got."""
+    from rcl_interfaces.srv import GetParameters
+    from std_srvs.srv import Trigger
+    observer, _ = sim
+    assert observer.set_parameter("steps_per_trigger", 65535).successful
+    client = observer.node.create_client(Trigger, "/cond_sim/step")
+    try:
+        for stop in ("pause", "reset"):
+            seen = len(observer.messages["joint_states"])
+            future = client.call_async(Trigger.Request())
+            assert observer.spin_until(lambda: len(observer.messages["joint_states"]) > seen + 20, 30)
+            start = time.monotonic()
+            values = observer.call(GetParameters, "/cond_sim/get_parameters",
+                                   GetParameters.Request(names=["steps_per_trigger"]), timeout=10).values
+            assert values[0].integer_value == 65535
+            reply = (observer.pause(True) if stop == "pause"
+                     else observer.call(Trigger, "/cond_sim/reset", timeout=10))
+            assert reply.success and "stopped a step request after" in reply.message, reply.message
+            assert observer.spin_until(future.done, 10) and time.monotonic() - start < 10
+            result = future.result()
+            done = len(observer.messages["joint_states"]) - seen - (stop == "reset")  # a reset republishes
+            said = {"pause": "paused after ", "reset": "reset after "}[stop]
+            assert not result.success and result.message.startswith(said) and "of 65535 steps" in result.message
+            observer.spin_for(0.5)
+            assert int(result.message.split(" after ")[1].split(" of ")[0]) == pytest.approx(done, abs=1)
+            after = len(observer.messages["joint_states"])
+            observer.spin_for(0.5)
+            assert len(observer.messages["joint_states"]) == after  # stopped, not still stepping
+    finally:
+        observer.node.destroy_client(client)
+        assert observer.set_parameter("steps_per_trigger", STEPS_PER_TRIGGER).successful
