@@ -17,15 +17,19 @@ class LaunchArgument:
     description: str
 
 
+FIRST_STEP_LOG = "first step done"  # what the sim node logs once it has stepped (the launcher waits for it)
+
+
 @dataclasses.dataclass(frozen=True)
 class NodeLaunch:
     """A node: its console script (``ros2 run cond_ros EXECUTABLE``), its module (``python -m``), its name,
-    and its parameters as (parameter, launch argument, type)."""
+    and its parameters as (parameter, launch argument, type); ``simulator``: it logs :data:`FIRST_STEP_LOG`."""
 
     executable: str
     module: str
     name: str
     parameters: tuple
+    simulator: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,7 +74,7 @@ PANDA_CABLE = LaunchSpec(
     nodes=(
         NodeLaunch("cond_sim", "cond_ros.ros.node", "cond_sim",
                    (("scene", "scene", str), ("real_time_factor", "real_time_factor", float),
-                    ("lockstep", "lockstep", bool))),
+                    ("lockstep", "lockstep", bool)), simulator=True),
         NodeLaunch("cond_demo_controller", "cond_ros.ros.demo_controller", "cond_demo_controller",
                    (("scene", "scene", str), ("use_sim_time", "use_sim_time", bool))),
     ),

@@ -5,7 +5,9 @@ __node:=NAME -p PARAM:=VALUE ...``, with its output prefixed by its name. The la
 one of them exits, after ``duration`` seconds, or on SIGINT (Ctrl-C), SIGTERM or SIGHUP: SIGINT to each
 node (rclpy's clean shutdown), SIGKILL to what is left after :data:`GRACE_S`, so all are gone within 2 s.
 It exits with the first failing node's code (a node killed by signal N counts as 128 + N), else 0 after
-Ctrl-C or ``duration``, and 128 + N after SIGTERM or SIGHUP, as a process killed by that signal would.
+Ctrl-C or ``duration``, and 128 + N after SIGTERM or SIGHUP, as a process killed by that signal would; but 1
+when the simulator never stepped (a ``duration`` spent compiling is not a run). It says which node ended the
+launch, how, and which node it had to kill.
 
 The nodes stay in the launcher's process group, so killing that group stops everything. A launcher that
 is itself killed (SIGKILL) cannot stop them: they see it go and stop within 2 s on their own
@@ -21,7 +23,7 @@ import sys
 import threading
 import time
 
-from .launch_config import LAUNCHES, parameter_values
+from .launch_config import FIRST_STEP_LOG, LAUNCHES, parameter_values
 from .lifetime import PARENT_PID_VARIABLE, parent_death_signal
 
 GRACE_S = 1.5  # [s] a node gets after SIGINT before it is killed (a clean stop took 0.3-0.8 s on 2 busy cores)
@@ -41,10 +43,28 @@ def node_command(node, arguments: dict) -> list:
     return command
 
 
-def _forward(name: str, stream, out) -> None:
+def _forward(name: str, stream, out, stepped: threading.Event | None) -> None:
+    """Copy a node's output, prefixed by its name; set ``stepped`` when a simulator logs its first step."""
     for line in iter(stream.readline, b""):
-        out.write(f"[{name}] {line.decode(errors='replace')}")
+        text = line.decode(errors="replace")
+        if stepped is not None and FIRST_STEP_LOG in text:
+            stepped.set()
+        out.write(f"[{name}] {text}")
         out.flush()
+
+
+def _say(out, text: str) -> None:
+    out.write(f"[launch] {text}\n")
+    out.flush()
+
+
+def _describe(code: int) -> str:
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
 
 
 class _StopSignals:
@@ -71,17 +91,19 @@ class _StopSignals:
             signal.signal(sig, handler)
 
 
-def _stop(processes) -> None:
-    for proc in processes:
+def _stop(processes, out) -> None:
+    """SIGINT to each running node, SIGKILL to those still running :data:`GRACE_S` later (said on ``out``)."""
+    for _, proc in processes:
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)
     deadline = time.monotonic() + GRACE_S
-    for proc in processes:
+    for name, proc in processes:
         try:
             proc.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+            _say(out, f"{name} did not stop within {GRACE_S:g} s of SIGINT; killed")
 
 
 def _exit_code(received, codes) -> int:
@@ -118,16 +140,29 @@ def run_launch(name: str, overrides: dict, *, duration: float | None = None, out
                 proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                         preexec_fn=parent_death_signal())
                 processes.append((node_name, proc))
-            for node_name, proc in processes:
-                forwarders.append(threading.Thread(target=_forward, args=(node_name, proc.stdout, out), daemon=True))
+            stepped = threading.Event()
+            for (node_name, proc), node in zip(processes, spec.nodes):
+                forwarders.append(threading.Thread(target=_forward, daemon=True, args=(
+                    node_name, proc.stdout, out, stepped if node.simulator else None)))
                 forwarders[-1].start()
-            end = None if duration is None else time.monotonic() + duration
+            start = time.monotonic()
+            end = None if duration is None else start + duration
             while (signals.received is None and all(p.poll() is None for _, p in processes)
                    and (end is None or time.monotonic() < end)):
                 time.sleep(POLL_S)
+            ended = [(n, p.returncode) for n, p in processes if p.poll() is not None]
         finally:
-            _stop([p for _, p in processes])
+            _stop(processes, out)
         end_of_output = time.monotonic() + 0.5
         for thread in forwarders:  # the nodes' last lines (their pipes end with them)
             thread.join(timeout=max(0.0, end_of_output - time.monotonic()))
-    return _exit_code(signals.received, [p.returncode for _, p in processes])
+    for node_name, code in ended:  # a node that ended by itself took the launch down: say which and how
+        others = ", ".join(n for n, _ in processes if n != node_name)
+        _say(out, f"{node_name} ended on its own after {time.monotonic() - start:.1f} s ({_describe(code)}); "
+                  f"stopped {others or 'nothing else'}")
+    code = _exit_code(signals.received, [p.returncode for _, p in processes])
+    if code == 0 and not stepped.is_set() and any(node.simulator for node in spec.nodes):
+        _say(out, f"the simulation never stepped in {time.monotonic() - start:.0f} s (a first start compiles the "
+                  "kernels for ~30-100 s: run `cond-ros compile` first, or give a longer --duration)")
+        return 1
+    return code

@@ -41,6 +41,7 @@ from ..cosim import (CLOCK_TOPIC, FORWARD_TOPICS, PARAMETERS, SPECS,
                      link_frames, robot_kinematics, simulation_control, validate_config, warm_up)
 from ..sim import ModelError, SimulationError
 from . import messages
+from .launch_config import FIRST_STEP_LOG
 from .lifetime import ignore_stop_signals, watch_parent
 from .sim_services import create_simulation_interfaces
 
@@ -75,6 +76,7 @@ class SimNode(Node):
 
     def __init__(self, **kwargs):
         super().__init__(NODE_NAME, **kwargs)
+        self._created = time.monotonic()
         self.config = validate_config(self._declare_parameters())
         self.scene = build_scene(self.config, script=False)  # the controller plays the script, not the sim
         warm_up(self.scene)
@@ -376,6 +378,9 @@ class SimNode(Node):
             self.get_logger().error(f"step at t = {sim.state.time:.6f} s failed: {exc}; paused (call ~/reset)")
             return
         stepped = time.monotonic()
+        if self._created is not None:
+            self.get_logger().info(f"{FIRST_STEP_LOG}, {stepped - self._created:.2f} s after the node started")
+            self._created = None
         self.clock.advance()
         # the controller's input first: the F/T readings and the other outputs take ~1 ms more at 320 segments
         self._publish_state()

@@ -178,3 +178,33 @@ def test_starting_nodes_stop_when_the_launcher_is_killed(tmp_path, phase):
         waited, left = wait_until_gone(token, GONE_S)
         assert not left, f"still running {waited:.1f} s after SIGKILL: {left}\n" + launcher.log()
         print(f"SIGKILL while {phase}: all gone after {waited:.2f} s")
+
+
+def test_a_node_that_dies_is_named_and_fails_the_launch(tmp_path):
+    """The controller SIGKILLed under a running launch: the launcher stops the sim, says which node ended the
+    launch and how, and exits 128 + 9 (it once tore the sim down without a word)."""
+    with _launch(tmp_path) as (launcher, token):
+        _wait_for(launcher, [SIM_UP, CONTROLLER_UP], UP_TIMEOUT_S)
+        controller = [pid for pid in token_processes(token)
+                      if b"demo_controller" in open(f"/proc/{pid}/cmdline", "rb").read()]
+        assert len(controller) == 1
+        os.kill(controller[0], signal.SIGKILL)
+        assert launcher.proc.wait(timeout=GONE_S + 5) == 128 + signal.SIGKILL, launcher.log()
+        assert "[launch] cond_demo_controller ended on its own after" in launcher.log()
+        assert "(killed by SIGKILL); stopped cond_sim" in launcher.log(), launcher.log()
+        assert not wait_until_gone(token, GONE_S)[1]
+
+
+def test_a_duration_that_ends_before_the_first_step_fails(tmp_path):
+    """--duration shorter than the sim's start (~2 s with cached kernels; a first start compiles for 30-100 s):
+    no step ran, so the launch did not run, and it says so and exits 1 instead of 0."""
+    pytest.importorskip("rclpy")
+    with ros_session():
+        launcher = NodeProcess(LAUNCH + ["--duration", "0.3"], tmp_path / "launch.log")
+        try:
+            launcher.proc.wait(timeout=60)
+        finally:
+            code = launcher.stop()
+    assert code == 1, launcher.log()
+    assert "[launch] the simulation never stepped in 0 s" in launcher.log(), launcher.log()
+    assert "cond-ros compile" in launcher.log()
