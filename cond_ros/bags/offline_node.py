@@ -66,25 +66,37 @@ class OfflineNode:
     def command(self, topic: str, msg) -> bool:
         """Apply a command received on the node's ``topic`` (relative name, see ``COMMAND_TOPICS``) as the
         node does; a command the node would reject is dropped, noted in :attr:`rejected`, and False returned."""
-        limits = self.commands.limits
         try:
-            if topic == JOINT_COMMAND_TOPIC or topic == self.outputs.interface.joint_commands:
-                self.commands.apply(joint_state_targets(self.names, limits, *messages.joint_state_fields(msg)))
-            elif topic == TRAJECTORY_TOPIC:
-                names, _, points = messages.trajectory_fields(msg)
-                stamp = messages.stamp_ns(msg.header.stamp)
-                now = self.sim.state.time
-                start = (stamp - self.t0_ns) / NS_PER_S if stamp > 0 else now
-                self.commands.follow(joint_trajectory(self.names, limits, names, points, start=start, now=now,
-                                                      current=self.commands.targets(now)[0]))
-            elif topic in _FORWARD_MODES:
-                self.commands.apply(forward_targets(limits, self.command_dofs, _FORWARD_MODES[topic], msg.data))
-            else:
-                raise ValueError(f"{topic} is not a command topic of the node")
+            apply, targets = self._targets(topic, msg)
         except Exception as exc:  # noqa: BLE001 (the node drops any bad command; so does this)
             self.rejected.append((topic, self.stamp_ns, f"{type(exc).__name__}: {exc}"))
             return False
+        apply(targets)
         return True
+
+    def problem(self, topic: str, msg) -> str | None:
+        """Why the node would reject this command now (None: it would take it), without applying it."""
+        try:
+            self._targets(topic, msg)
+        except Exception as exc:  # noqa: BLE001 (as in command)
+            return f"{type(exc).__name__}: {exc}"
+        return None
+
+    def _targets(self, topic: str, msg):
+        """(how the command applies, its validated targets); raises what the node's checks raise."""
+        limits = self.commands.limits
+        if topic == JOINT_COMMAND_TOPIC or topic == self.outputs.interface.joint_commands:
+            return self.commands.apply, joint_state_targets(self.names, limits, *messages.joint_state_fields(msg))
+        if topic == TRAJECTORY_TOPIC:
+            names, _, points = messages.trajectory_fields(msg)
+            stamp = messages.stamp_ns(msg.header.stamp)
+            now = self.sim.state.time
+            start = (stamp - self.t0_ns) / NS_PER_S if stamp > 0 else now
+            return self.commands.follow, joint_trajectory(self.names, limits, names, points, start=start, now=now,
+                                                          current=self.commands.targets(now)[0])
+        if topic in _FORWARD_MODES:
+            return self.commands.apply, forward_targets(limits, self.command_dofs, _FORWARD_MODES[topic], msg.data)
+        raise ValueError(f"{topic} is not a command topic of the node")
 
     def hold(self, targets: JointTargets) -> None:
         """Apply already validated targets (a recorded joint state used as a position command)."""

@@ -207,6 +207,11 @@ def replay_bag(bag, out, config: SimConfig, *, drive: str = "auto", joint_states
     node = OfflineNode(config, t0_ns=t0)
     dt_ns = node.clock.dt_ns
     warnings = []
+    if drive == "commands":  # a bag none of whose commands this scene takes would replay nothing: say so first
+        problems = [node.problem(topic, msg) for _, _, topic, msg in events]
+        if all(problems):
+            raise BagError(bag, f"the scene would reject every one of its {len(events)} commands; first: "
+                                f"{problems[0]}", ", ".join(topics_in))
     if drive == "joint_states":
         track, unknown = JointStateTrack.from_messages(node.names, node.commands.limits, samples, t0, bag,
                                                        joint_states_topic)

@@ -105,10 +105,12 @@ def test_replay_in_the_bags_time_base(bag_dir, scenes, tmp_path):
     assert abs(joint_two[-1] - (-0.3831 - 0.1)) < 5e-3  # fer_ names drive panda_ joints
 
 
-@pytest.mark.parametrize("case", ["no_drive", "unknown_joints", "too_short", "wrong_type", "bad_out"])
+@pytest.mark.parametrize("case", ["no_drive", "unknown_joints", "unknown_command_joints", "too_short", "wrong_type",
+                                  "bad_out"])
 def test_bad_input_is_named_and_leaves_no_bag(tmp_path, scenes, case):
-    """Nothing to drive with, joints the scene lacks, less than one step, a command topic of the wrong type,
-    an existing output: BagError naming the bag (and topic), and no output bag."""
+    """Nothing to drive with, joints the scene lacks (recorded states, or every command: it once exited 0 after
+    rejecting them all), less than one step, a command topic of the wrong type, an existing output: BagError
+    naming the bag (and topic), and no output bag."""
     bag, out = tmp_path / "in", tmp_path / "out"
     with BagWriter(bag) as writer:
         if case == "no_drive":
@@ -116,6 +118,9 @@ def test_bad_input_is_named_and_leaves_no_bag(tmp_path, scenes, case):
         elif case == "unknown_joints":
             writer.write("/joint_states", 1, messages.joint_state(["a"], [0.0], [], 1))
             writer.write("/joint_states", 2, messages.joint_state(["a"], [0.0], [], 100_000_000))
+        elif case == "unknown_command_joints":
+            for k in range(10):
+                writer.write("/joint_command", 1 + k * 10_000_000, messages.joint_state(["ur_shoulder"], [0.1], [], 0))
         elif case == "too_short":
             writer.write("/joint_command", 1, messages.joint_state(["panda_joint1"], [0.0], [], 1))
         elif case == "wrong_type":
@@ -124,6 +129,8 @@ def test_bad_input_is_named_and_leaves_no_bag(tmp_path, scenes, case):
             writer.write("/joint_command", 1, messages.joint_state(["panda_joint1"], [0.0], [], 1))
             out.mkdir()
     expected = {"no_drive": r"\[/joint_states\]: no such topic", "unknown_joints": "names no joint of the scene",
+                "unknown_command_joints": r"\[/joint_command\]: the scene would reject every one of its 10 commands; "
+                                          "first: .*ur_shoulder",
                 "too_short": "less than one step", "wrong_type": r"\[/joint_command\]: is geometry_msgs",
                 "bad_out": "exists already"}[case]
     with pytest.raises(BagError, match=expected) as err:
