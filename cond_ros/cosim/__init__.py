@@ -12,7 +12,8 @@ Nothing here imports :mod:`cond_ros.ros`.
 from .commands import (FORWARD_TOPICS, LIMIT_TOLERANCE, TRAJECTORY_TOPIC, CommandError,
                        CommandState, DriveMode, JointTargets, forward_targets, joint_state_targets, joint_trajectory,
                        script_commands)
-from .config import NS_PER_S, PARAMETERS, SPECS, ConfigError, SimConfig, check_parameter, validate_config
+from .config import (NS_PER_S, PARAMETERS, SPECS, ConfigError, SimConfig, check_parameter, undeclared_parameter_problems,
+                     validate_config)
 from . import simulation_control
 from .interfaces import (FT_PRESETS, JOINT_COMMAND_TOPIC, JOINT_INTERFACES, JOINT_STATES_TOPIC, JointInterface,
                          joint_interface, stiffness_link)
@@ -31,6 +32,7 @@ __all__ = [
     "script_commands", "JointNameMap", "UnknownJointError",
     # parameters and the scene they describe
     "ConfigError", "SimConfig", "PARAMETERS", "SPECS", "NS_PER_S", "check_parameter", "validate_config",
+    "undeclared_parameter_problems",
     "build_scene", "command_mapping", "load_scene_parameter", "warm_up",
     # the topic conventions of users' stacks
     "JOINT_INTERFACES", "JointInterface", "joint_interface", "FT_PRESETS", "stiffness_link", "sensor_frame_id",

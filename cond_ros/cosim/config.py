@@ -8,6 +8,7 @@ starts half-configured.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 import os
 
@@ -199,6 +200,18 @@ def scene_path(scene: str, packaged: dict, built_in=()) -> str | None:
         names = sorted(set(built_in) | set(packaged))
         raise ConfigError(f"scene: unknown scene {scene!r}; give a YAML path or one of {', '.join(names)}")
     return path
+
+
+def undeclared_parameter_problems(names, declared) -> list:
+    """One line per parameter given to the node that it does not declare (``declared``: the names it has),
+    with the closest declared name: rclpy ignores such overrides without a word, so a misspelling is lost."""
+    known = sorted(declared)
+    problems = []
+    for name in sorted(set(names) - set(declared)):
+        close = difflib.get_close_matches(name, known, n=1)
+        problems.append(f"{name}: not a parameter of this node, ignored"
+                        + (f"; did you mean {close[0]}?" if close else ""))
+    return problems
 
 
 def validate_config(values: dict) -> SimConfig:

@@ -38,7 +38,8 @@ from ..cosim import (CLOCK_TOPIC, FORWARD_TOPICS, PARAMETERS, SPECS,
                      TRAJECTORY_TOPIC, CommandError, CommandState, ConfigError, LockstepGate, Pacer, SimClock,
                      StepOutputs, StepRequests, WarningThrottle, build_scene, cable_polyline, check_parameter,
                      collider_shapes, command_mapping, forward_targets, joint_state_targets, joint_trajectory,
-                     link_frames, robot_kinematics, simulation_control, validate_config, warm_up)
+                     link_frames, robot_kinematics, simulation_control, undeclared_parameter_problems, validate_config,
+                     warm_up)
 from ..sim import ModelError, SimulationError
 from . import messages
 from .launch_config import FIRST_STEP_LOG
@@ -125,6 +126,9 @@ class SimNode(Node):
             values[spec.name] = spec.default if value is None else value
         if problems:
             raise ConfigError("invalid parameters:\n  " + "\n  ".join(problems))
+        declared = [*SPECS, "use_sim_time", *(name for name in self._parameter_overrides if self.has_parameter(name))]
+        for problem in undeclared_parameter_problems(self._parameter_overrides, declared):
+            self.get_logger().warning(problem)
         return values
 
     def _check_live_parameters(self, parameters) -> SetParametersResult:

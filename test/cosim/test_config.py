@@ -3,7 +3,8 @@ import os
 
 import pytest
 
-from cond_ros.cosim.config import SOLVER_NAMES, PARAMETERS, ConfigError, check_parameter, scene_path, validate_config
+from cond_ros.cosim.config import (SOLVER_NAMES, PARAMETERS, ConfigError, check_parameter, scene_path,
+                                   undeclared_parameter_problems, validate_config)
 from cond_ros.resources import config_dir, scene_files
 from cond_ros.scenes.registry import BUILT_IN
 
@@ -61,3 +62,11 @@ def test_scene_path():
         scene_path("no_such_scene", packaged, BUILT_IN)
     with pytest.raises(ConfigError, match="no such file"):
         scene_path("/nowhere/scene.yaml", packaged, BUILT_IN)
+
+
+def test_undeclared_parameters_are_named_with_the_closest():
+    declared = [spec.name for spec in PARAMETERS]
+    assert undeclared_parameter_problems(["real_time_factr", "scene", "zzz"], declared) == [
+        "real_time_factr: not a parameter of this node, ignored; did you mean real_time_factor?",
+        "zzz: not a parameter of this node, ignored"]
+    assert undeclared_parameter_problems(declared, declared) == []

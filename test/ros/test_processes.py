@@ -30,6 +30,22 @@ def test_bad_parameters_stop_the_node(tmp_path, parameters, problems):
     assert "Traceback" not in log
 
 
+def test_a_misspelled_parameter_is_named(tmp_path):
+    """A parameter the node does not declare (rclpy ignores it silently) is logged with the closest name; the
+    node runs on (a parameter file's /** section may carry other nodes' parameters)."""
+    import time
+    with ros_session():
+        process = start_sim(tmp_path, real_time_factr=2.0, start_paused=True)
+        try:
+            end = time.monotonic() + 90
+            while "first step" not in process.log() and "[INFO]" not in process.log():
+                assert process.alive() and time.monotonic() < end, process.log()
+                time.sleep(0.1)
+        finally:
+            process.stop()
+    assert "real_time_factr: not a parameter of this node, ignored; did you mean real_time_factor?" in process.log()
+
+
 def test_launch_runs_the_winding_demo(tmp_path):
     """`cond-ros launch panda_cable` (no launch_ros): the controller plays the winding, the robot moves,
     F/T and /clock flow; on Ctrl-C (SIGINT) the launcher stops both nodes and exits 0."""
