@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+
+from .output_paths import output_problem
 from pathlib import Path
 
 
@@ -84,19 +86,6 @@ RUN_MAX_STEPS = 1_000_000  # the per-step table of one run (~40 columns): 320 MB
 RUN_DT_RANGE = (1e-6, 1.0)  # [s]: the node's dt parameter stops at 1 s too
 
 
-def _output_file_problem(path: str) -> str | None:
-    """Why ``path`` cannot be written (checked before a run, so that no simulation is lost to it)."""
-    import os
-    directory = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        return f"{path} is a directory"
-    if not os.path.isdir(directory):
-        return f"the directory {directory} does not exist"
-    if not os.access(directory, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
-        return f"{path} is not writable"
-    return None
-
-
 def _cmd_run(args) -> int:
     from .scenes import load_named_scene, scene_names
     from .sim import ModelError, SimulationError
@@ -106,7 +95,7 @@ def _cmd_run(args) -> int:
     if not args.headless:
         print("cond-ros run: only --headless is available until the ROS node exists (issue 6)", file=sys.stderr)
         return 2
-    if args.out and (problem := _output_file_problem(args.out)):
+    if args.out and (problem := output_problem(args.out)):
         print(f"cond-ros run: --out: {problem}", file=sys.stderr)
         return 2
     if args.dt is not None and not RUN_DT_RANGE[0] <= args.dt <= RUN_DT_RANGE[1]:

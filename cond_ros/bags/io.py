@@ -19,6 +19,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from ..output_paths import output_problem
+
 STORAGES = ("mcap", "sqlite3")
 BAG_VERSION = 9  # rosbag2 metadata version written (Jazzy, Kilted); rosbags 0.11 requires it explicitly
 
@@ -268,9 +270,8 @@ class BagWriter:
             raise BagError(path, f"unknown storage {storage!r}; choose {' or '.join(STORAGES)}")
         if os.path.lexists(self.path):
             raise BagError(path, "exists already; remove it or choose another output")
-        parent = os.path.dirname(self.path)
-        if not os.path.isdir(parent):
-            raise BagError(path, f"the directory {parent} does not exist")
+        if problem := output_problem(self.path, new=True):
+            raise BagError(path, problem)
         self.storage = storage
         self._writer = None
         self._tmp = None
@@ -280,9 +281,9 @@ class BagWriter:
     def open(self) -> "BagWriter":
         from rosbags.rosbag2 import StoragePlugin, Writer
         name = os.path.basename(self.path)
-        self._tmp = tempfile.mkdtemp(prefix=f".{name}.", suffix=".partial", dir=os.path.dirname(self.path))
         plugin = StoragePlugin.MCAP if self.storage == "mcap" else StoragePlugin.SQLITE3
         try:
+            self._tmp = tempfile.mkdtemp(prefix=f".{name}.", suffix=".partial", dir=os.path.dirname(self.path))
             self._writer = Writer(Path(self._tmp) / name, version=BAG_VERSION, storage_plugin=plugin)
             self._writer.open()
         except Exception as exc:  # noqa: BLE001

@@ -12,8 +12,8 @@ Nothing here imports :mod:`cond_ros.ros`.
 from .commands import (FORWARD_TOPICS, LIMIT_TOLERANCE, TRAJECTORY_TOPIC, CommandError,
                        CommandState, DriveMode, JointTargets, forward_targets, joint_state_targets, joint_trajectory,
                        script_commands)
-from .config import (NS_PER_S, PARAMETERS, SPECS, ConfigError, SimConfig, check_parameter, undeclared_parameter_problems,
-                     validate_config)
+from .config import (NS_PER_S, PARAMETERS, SPECS, ConfigError, SimConfig, check_parameter,
+                     undeclared_parameter_problems, validate_config)
 from . import simulation_control
 from .interfaces import (FT_PRESETS, JOINT_COMMAND_TOPIC, JOINT_INTERFACES, JOINT_STATES_TOPIC, JointInterface,
                          joint_interface, stiffness_link)

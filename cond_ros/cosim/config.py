@@ -12,6 +12,7 @@ import difflib
 import math
 import os
 
+from ..output_paths import output_problem
 from .interfaces import FT_PRESETS, JOINT_INTERFACES, parse_ft_output, topic_problem
 
 # the registry of cond_ros.sim.solvers, without importing numba here (test_config checks they match)
@@ -175,11 +176,8 @@ def check_parameter(name: str, value) -> str | None:
         topics = [topic for _, topic in outputs]
         if len(set(topics)) != len(topics):
             return f"ft_outputs: two outputs on one topic: {list(value)}"
-    if name == "record_bag" and value:
-        if os.path.lexists(value):
-            return f"record_bag: {value!r} exists already; choose a new path"
-        if not os.path.isdir(os.path.dirname(os.path.abspath(value))):
-            return f"record_bag: the directory of {value!r} does not exist"
+    if name == "record_bag" and value and (problem := output_problem(value, new=True)):
+        return f"record_bag: {problem}" + ("; choose a new path" if os.path.lexists(value) else "")
     return None
 
 

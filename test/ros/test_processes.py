@@ -14,6 +14,7 @@ from ros_harness import NodeProcess, Observer, ros_session, start_sim  # noqa: E
     (dict(scene="no_such_scene"), ["unknown scene 'no_such_scene'", "panda_cable_small"]),
     (dict(real_time_factor="fast", solver="pgs2"), ["real_time_factor: expected a finite float", "solver"]),
     (dict(command_joints="[elbow, wrist]"), ["command_joints", "unknown joint 'elbow'"]),
+    (dict(record_bag="/proc/bag"), ["record_bag: the directory /proc is not writable"]),  # a traceback before
 ])
 def test_bad_parameters_stop_the_node(tmp_path, parameters, problems):
     """A bad parameter exits with code 2 and a message naming every problem, before any topic exists."""
