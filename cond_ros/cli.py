@@ -17,6 +17,7 @@ import json
 import sys
 
 from .output_paths import output_problem
+from .stop_signals import StopSignals
 from pathlib import Path
 
 
@@ -210,11 +211,16 @@ def _cmd_record(args) -> int:
         return 2
 
     def run():
-        summary = record_scene(config, args.out, duration_s=args.duration, storage=args.storage,
-                               progress=not args.quiet)
+        with StopSignals() as signals:  # Ctrl-C or SIGTERM: the bag is closed with the steps recorded so far
+            summary = record_scene(config, args.out, duration_s=args.duration, storage=args.storage,
+                                   progress=not args.quiet, stop=signals)
         print(f"recorded {summary.steps} steps ({summary.simulated_s:g} s simulated) of {args.scene} in "
               f"{summary.wall_s:.1f} s to {summary.out}: "
               + ", ".join(f"{topic} {n}" for topic, n in summary.counts.items()))
+        if summary.stopped:
+            print(f"cond-ros record: stopped by {signals.name} after {summary.steps} of {summary.steps_asked} "
+                  "steps; the bag is complete up to there", file=sys.stderr)
+            return 128 + signals.received
         return 0
     return _bag_tool("record", run)
 

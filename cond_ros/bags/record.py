@@ -22,7 +22,8 @@ from .offline_node import OfflineNode
 
 @dataclasses.dataclass(frozen=True)
 class RecordSummary:
-    """What ``record`` wrote: the bag, steps, simulated seconds, messages per topic, wall time [s]."""
+    """What ``record`` wrote: the bag, steps, simulated seconds, messages per topic, wall time [s], commands
+    rejected, the steps asked for, and whether a stop request ended it early."""
 
     out: str
     steps: int
@@ -30,6 +31,8 @@ class RecordSummary:
     counts: dict
     wall_s: float
     rejected: int
+    steps_asked: int
+    stopped: bool = False
 
 
 def write_all(writer: BagWriter, published) -> None:
@@ -70,9 +73,10 @@ def demo_commands(script, model, stamp_ns: int) -> list:
 
 
 def record_scene(config: SimConfig, out, *, duration_s: float | None = None, storage: str = "mcap",
-                 progress: bool = True) -> RecordSummary:
+                 progress: bool = True, stop=lambda: False) -> RecordSummary:
     """Run ``config.scene`` for ``duration_s`` simulated seconds (default: the scene's duration) and write
-    the bag ``out``.
+    the bag ``out``; ``stop()`` true between two steps (Ctrl-C, SIGTERM in the CLI) ends it early with a
+    complete bag of the steps so far.
 
     Raises ConfigError for a bad scene or parameter, BagError when the bag cannot be written or the
     simulation fails (no bag is left at ``out`` then).
@@ -84,14 +88,18 @@ def record_scene(config: SimConfig, out, *, duration_s: float | None = None, sto
     steps = int(round((node.scene.duration if duration_s is None else duration_s) / node.sim.dt))
     command_topic, states_topic = resolve_topic(JOINT_COMMAND_TOPIC), resolve_topic(JOINT_STATES_TOPIC)
     start = time.perf_counter()
+    done = 0
     with writer:
         published = node.start()
         write_all(writer, published)
         for _ in progress_bar(range(steps), progress=progress, desc="record", unit="step"):
+            if stop():
+                break
             if script is not None and any(topic == states_topic for topic, _ in published):
                 for command in demo_commands(script, model, node.stamp_ns):
                     writer.write(command_topic, node.stamp_ns, command)
                     node.command(JOINT_COMMAND_TOPIC, command)
             published = step_and_write(node, writer, out)
-    return RecordSummary(writer.path, steps, steps * node.sim.dt, dict(writer.counts), time.perf_counter() - start,
-                         len(node.rejected))
+            done += 1
+    return RecordSummary(writer.path, done, done * node.sim.dt, dict(writer.counts), time.perf_counter() - start,
+                         len(node.rejected), steps, done < steps)

@@ -23,12 +23,12 @@ import sys
 import threading
 import time
 
+from ..stop_signals import StopSignals
 from .launch_config import FIRST_STEP_LOG, LAUNCHES, parameter_values
 from .lifetime import PARENT_PID_VARIABLE, parent_death_signal
 
 GRACE_S = 1.5  # [s] a node gets after SIGINT before it is killed (a clean stop took 0.3-0.8 s on 2 busy cores)
 POLL_S = 0.05  # [s] between two looks at the nodes (and at a signal that arrived)
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def _ros_value(value) -> str:
@@ -65,30 +65,6 @@ def _describe(code: int) -> str:
         except ValueError:
             return f"killed by signal {-code}"
     return f"exit code {code}"
-
-
-class _StopSignals:
-    """Records the first of :data:`STOP_SIGNALS` instead of dying or raising KeyboardInterrupt, so that
-    a signal can neither leave the nodes running nor interrupt their stopping. Python lets only the main
-    thread set handlers; a launch run from another thread leaves signals to the process's own handlers."""
-
-    def __init__(self):
-        self.received = None
-        self._previous = {}
-
-    def __enter__(self):
-        if threading.current_thread() is threading.main_thread():
-            for sig in STOP_SIGNALS:
-                self._previous[sig] = signal.signal(sig, self._record)
-        return self
-
-    def _record(self, signum, frame) -> None:
-        if self.received is None:
-            self.received = signum
-
-    def __exit__(self, *exc) -> None:
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
 
 
 def _stop(processes, out) -> None:
@@ -131,7 +107,7 @@ def run_launch(name: str, overrides: dict, *, duration: float | None = None, out
     env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")  # a simulation stays on this machine unless told
     env[PARENT_PID_VARIABLE] = str(os.getpid())
     processes, forwarders = [], []
-    with _StopSignals() as signals:
+    with StopSignals() as signals:
         try:
             # every node is started before any output thread: a preexec_fn is only safe to fork without threads
             for node_name, command in commands:

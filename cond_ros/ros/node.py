@@ -228,7 +228,9 @@ class SimNode(Node):
         recorder, self.recorder = getattr(self, "recorder", None), None
         if recorder is not None:
             recorder.close()
-            self.get_logger().info(f"record_bag: wrote {recorder.path} ({sum(recorder.counts.values())} messages)")
+            # after a signal the context is down and the node's logger fails to reach /rosout (an rcl error line)
+            logger = self.get_logger() if self.context.ok() else rclpy.logging.get_logger(f"{NODE_NAME}.record_bag")
+            logger.info(f"record_bag: wrote {recorder.path} ({sum(recorder.counts.values())} messages)")
 
     def destroy_node(self):
         self.close_recording()

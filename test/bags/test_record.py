@@ -1,4 +1,11 @@
 """``record``: the node's topics and the demo controller's commands, stamped in simulated time."""
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+
 import numpy as np
 import pytest
 from bag_helpers import FT_TOPIC, FT_TRUTH, sim_config
@@ -79,3 +86,32 @@ def test_progress_bars_follow_the_terminal_and_quiet():
     assert progress_bar(range(3), progress=False, file=_Terminal()).disable
     with open("/dev/null", "w") as pipe:
         assert progress_bar(range(3), progress=True, file=pipe).disable
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_an_interrupted_recording_keeps_what_was_recorded(tmp_path, sig):
+    """Ctrl-C or SIGTERM to `cond-ros record` mid-run: the bag is closed at its path with the steps so far
+    (one /joint_states more than steps, as for a full run), nothing partial is left, and the exit code is
+    128 + N with a line saying how far it got (it was a traceback and a lost bag, or a 0-byte .partial)."""
+    out = tmp_path / "bag"
+    proc = subprocess.Popen([sys.executable, "-m", "cond_ros.cli", "record", "panda_cable_small", "--out", str(out),
+                             "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        end = time.monotonic() + 120  # a first start in a fresh clone compiles the kernels
+        while not any(p.stat().st_size > 100_000 for p in tmp_path.glob(".bag.*.partial/bag/*")):
+            assert proc.poll() is None and time.monotonic() < end, proc.communicate()
+            time.sleep(0.05)
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 128 + sig, stderr
+    steps = int(stderr.split(f"stopped by {sig.name} after ")[1].split(" of ")[0])
+    assert 0 < steps < 5500 and "Traceback" not in stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bag"]
+    with BagReader(out) as reader:
+        assert reader.topics["/joint_states"] == (messages.JOINT_STATE, steps + 1)
+        assert reader.topics["/joint_command"] == (messages.JOINT_STATE, steps)
+    assert f"recorded {steps} steps" in stdout
