@@ -105,8 +105,9 @@ def markers(cables, contact_points: np.ndarray, colliders, ns: int) -> MarkerArr
     return out
 
 
-def diagnostics(name: str, level_warn: bool, message: str, values: dict, ns: int) -> DiagnosticArray:
-    status = DiagnosticStatus(level=DiagnosticStatus.WARN if level_warn else DiagnosticStatus.OK, name=name,
+def diagnostics(name: str, level: str, message: str, values: dict, ns: int) -> DiagnosticArray:
+    """One status; ``level``: OK, WARN or ERROR."""
+    status = DiagnosticStatus(level=getattr(DiagnosticStatus, level), name=name,
                               message=message, hardware_id="cond_sim",
                               values=[KeyValue(key=k, value=f"{v:.6g}" if isinstance(v, float) else str(v))
                                       for k, v in values.items()])

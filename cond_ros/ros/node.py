@@ -99,6 +99,7 @@ class SimNode(Node):
         self.rates = self.outputs.rates
         self.on_step = None  # optional callback(stamp_ns, start, stepped, published) (benchmarks)
         self.last_stats = None
+        self.failure = None  # why the last step failed, until a reset of the state (/diagnostics says ERROR)
         self._callbacks = 0  # callbacks of this node run so far (the loop drains ready ones between steps)
         self._next_diagnostics = 0.0
         self._create_interfaces()
@@ -294,6 +295,7 @@ class SimNode(Node):
         ``reset_time`` /clock goes on from where it was."""
         stopped = self._cancel_steps("reset")
         if reset_state:
+            self.failure = None
             self.sim.reset()
             for sensor in self.scene.sensors:
                 sensor.reset()
@@ -378,10 +380,12 @@ class SimNode(Node):
         self.stopped = False
         try:
             self.last_stats = sim.step(control)
-        except (SimulationError, ModelError) as exc:
+        except (SimulationError, ModelError) as exc:  # the simulator kept its last good state
             self.requests.paused = True
             self._cancel_steps(f"stopped by a failed step ({exc})")
-            self.get_logger().error(f"step at t = {sim.state.time:.6f} s failed: {exc}; paused (call ~/reset)")
+            self.failure = f"the step from t = {sim.state.time:.6f} s failed: {exc}"
+            self.get_logger().error(f"{self.failure}; paused (call ~/reset)")
+            self._publish_diagnostics()
             return
         stepped = time.monotonic()
         if self._created is not None:
@@ -451,8 +455,11 @@ class SimNode(Node):
                           contacts=self.last_stats.contact_count)
         message = ("paused" if not running else
                    f"real-time factor {achieved:.3f} of {target:g}" + (" (slower than the target)" if slow else ""))
-        self.diagnostics_pub.publish(messages.diagnostics(f"{NODE_NAME}: stepping", slow or self.lockstep.held > 0,
-                                                          message, values, self.clock.stamp_ns))
+        level = "ERROR" if self.failure else "WARN" if slow or self.lockstep.held > 0 else "OK"
+        if self.failure:
+            message = f"{self.failure}; paused until ~/reset"
+        self.diagnostics_pub.publish(messages.diagnostics(f"{NODE_NAME}: stepping", level, message, values,
+                                                          self.clock.stamp_ns))
 
 
 class _RecordedPublisher:
