@@ -144,6 +144,42 @@ def _cmd_launch(args) -> int:
         return 2
 
 
+def _cmd_soak(args) -> int:
+    import importlib.util
+    import os
+    if importlib.util.find_spec("rclpy") is None:
+        print("cond-ros soak: rclpy is not installed; pip install -e '.[ros]' (or source a ROS 2 distribution)",
+              file=sys.stderr)
+        return 2
+    from .cosim import ConfigError, validate_config
+    try:
+        validate_config(dict(scene=args.scene))
+    except ConfigError as exc:
+        print(f"cond-ros soak: {exc}", file=sys.stderr)
+        return 2
+    problems = [f"--duration must be > 0 s, got {args.duration:g}"] if not args.duration > 0 else []
+    problems += [f"--rate must be in (0, 10000] Hz, got {args.rate:g}"] if not 0 < args.rate <= 10_000 else []
+    if not os.path.isdir(args.out) and (problem := output_problem(args.out, new=True)):
+        problems.append(f"--out: {problem}")
+    elif os.path.isdir(args.out) and (problem := output_problem(os.path.join(args.out, "soak.csv"))):
+        problems.append(f"--out: {problem}")
+    if problems:
+        print("cond-ros soak: " + "; ".join(problems), file=sys.stderr)
+        return 2
+    from .ros.soak import SoakOptions, run_soak
+    result = run_soak(SoakOptions(scene=args.scene, duration_s=args.duration, rate_hz=args.rate, burst=args.burst,
+                                  burst_period_s=args.burst_period), args.out)
+    print(f"soak {'PASSED' if result['passed'] else 'FAILED'} after {result['seconds']:.0f} s: node RSS "
+          f"{result.get('rss_after_warmup_mb', float('nan')):.1f} -> {result.get('rss_end_mb', float('nan')):.1f} MB "
+          f"({result.get('rss_growth_pct', float('nan')):+.2f} %), fds {result.get('fds_growth')} / threads "
+          f"{result.get('threads_growth')} grown, {result['commands_sent_per_s']:.0f} commands/s sent, "
+          f"{result['commands_accepted_per_s']:.0f}/s accepted, {result['commands_rejected']} rejected, "
+          f"real-time factor {result['real_time_factor_median']}, {result['overruns']} overruns; {args.out}/soak.json")
+    for problem in result.get("problems", []):
+        print(f"  {problem}")
+    return 0 if result["passed"] else 1
+
+
 COMPILE_DEFAULT_SCENES = ("panda_cable_small",)  # the launch's kernels: panda_cable differs in cable length only
 
 
@@ -483,6 +519,17 @@ def build_parser() -> argparse.ArgumentParser:
     launch.add_argument("--use-sim-time", default=None, help="true|false: the controller runs on /clock (default true)")
     launch.add_argument("--duration", type=float, default=None, help="stop after this many wall seconds")
     launch.set_defaults(func=_cmd_launch)
+    soak = sub.add_parser("soak", help="the node beside a controller flooding every command topic, sampled each "
+                                       "second: memory, descriptors, threads, real-time factor; CSV, PNG, verdict")
+    soak.add_argument("--scene", default="panda_cable_small", help="scene name or YAML path (default "
+                                                                   "panda_cable_small)")
+    soak.add_argument("--duration", type=float, default=600.0, help="wall seconds (default 600)")
+    soak.add_argument("--rate", type=float, default=1000.0, help="messages per second on each command topic")
+    soak.add_argument("--burst", type=int, default=10_000, help="extra JointState commands in one second of each "
+                                                                "burst period (default 10000)")
+    soak.add_argument("--burst-period", type=float, default=20.0, help="seconds between bursts (default 20)")
+    soak.add_argument("--out", default="soak", help="output directory (soak.csv, soak.png, soak.json, logs)")
+    soak.set_defaults(func=_cmd_soak)
     compile_ = sub.add_parser("compile", help="compile the numba kernels ahead of a launch (first start: ~30-100 s "
                                               "on 2 cores; later starts load them from the cache)")
     compile_.add_argument("scenes", nargs="*", help="scenes whose node step to compile (default: panda_cable_small, "

@@ -100,6 +100,7 @@ class SimNode(Node):
         self.on_step = None  # optional callback(stamp_ns, start, stepped, published) (benchmarks)
         self.last_stats = None
         self.failure = None  # why the last step failed, until a reset of the state (/diagnostics says ERROR)
+        self.commands_accepted = self.commands_rejected = 0  # since the start (/diagnostics)
         self._callbacks = 0  # callbacks of this node run so far (the loop drains ready ones between steps)
         self._next_diagnostics = 0.0
         self._create_interfaces()
@@ -256,12 +257,15 @@ class SimNode(Node):
         try:
             command = build()
         except CommandError as exc:
+            self.commands_rejected += 1
             self.warn(topic, f"{topic}: rejected: {exc}; the sim keeps the last valid command")
             return
         except Exception as exc:  # noqa: BLE001 (input must never stop the node; say what it was)
+            self.commands_rejected += 1
             self.warn(topic, f"{topic}: rejected ({type(exc).__name__}: {exc}); the sim keeps the last valid command")
             return
         apply(command)
+        self.commands_accepted += 1
         self.lockstep.command()
 
     # -- services (the simulation_interfaces ones call the same three methods) -------------------------
@@ -449,7 +453,8 @@ class SimNode(Node):
         slow = running and target > 0 and 0 < achieved < 0.9 * target
         values = dict(summary, sim_time_s=self.sim.state.time, paused=self.requests.paused,
                       lockstep=self.lockstep.enabled, lockstep_held_in_a_row=self.lockstep.held,
-                      lockstep_held_total=self.lockstep.held_total)
+                      lockstep_held_total=self.lockstep.held_total, commands_accepted=self.commands_accepted,
+                      commands_rejected=self.commands_rejected)
         if self.last_stats is not None:
             values.update(iterations=self.last_stats.iterations, residual=self.last_stats.residual,
                           contacts=self.last_stats.contact_count)
