@@ -348,8 +348,11 @@ def _cmd_play(args) -> int:
     except (BagError, ValueError) as exc:
         print(f"cond-ros play: {exc}", file=sys.stderr)
         return 2
+    import os
+
     import rclpy
     from rclpy.signals import SignalHandlerOptions
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")  # as cond_sim: this machine unless set
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)  # Ctrl-C ends the playback below, not rclpy
     try:
         summary = play_bag(args.bag, rate=args.rate, topics=args.topics, clock_hz=args.clock, loop=args.loop,

@@ -12,6 +12,7 @@ MultiThreadedExecutor of the rclpy wheels starves timer-to-subscription traffic,
 from __future__ import annotations
 
 import gc
+import os
 import sys
 import time
 
@@ -22,6 +23,7 @@ from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescri
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.impl.implementation_singleton import rclpy_implementation
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -482,6 +484,11 @@ class _RecordedPublisher:
         return getattr(self._publisher, name)
 
 
+RCLError = rclpy_implementation.RCLError
+SECURITY_HINT = ("; ROS_SECURITY_ENABLE is true, and the Fast DDS of the PyPI wheels has no security plugins: "
+                 "SROS2 needs a ROS 2 distribution's build (README, \"Who may command the sim\")")
+
+
 def run_node(make_node, name: str, args=None, spin=None) -> int:
     """Init rclpy, build a node (a ConfigError is printed and gives exit code 2), spin it on a
     SingleThreadedExecutor (``spin(node, executor)``, else ``executor.spin()``) until shutdown, destroy it.
@@ -489,12 +496,17 @@ def run_node(make_node, name: str, args=None, spin=None) -> int:
     (:func:`~cond_ros.ros.lifetime.watch_parent`)."""
     watch_parent(name)  # before rclpy.init: building the node can take a minute of numba compilation
     node = None
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")  # on this machine unless the user opens it
     try:
         with rclpy.init(args=args):
             try:
                 node = make_node()
             except ConfigError as exc:
                 print(f"{name}: {exc}", file=sys.stderr)
+                return 2
+            except RCLError as exc:  # the middleware refused the node: a keystore, a domain, an rmw
+                print(f"{name}: cannot create the node: {str(exc).splitlines()[0]}"
+                      + (SECURITY_HINT if os.environ.get("ROS_SECURITY_ENABLE") == "true" else ""), file=sys.stderr)
                 return 2
             executor = SingleThreadedExecutor()
             executor.add_node(node)

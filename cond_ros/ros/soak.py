@@ -74,6 +74,8 @@ def flood(options: SoakOptions, report_path: str) -> int:
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
     from ..stop_signals import StopSignals
+    from .lifetime import watch_parent
+    watch_parent("cond_soak_flood")
     rclpy.init()
     node = rclpy.create_node("cond_soak_flood")
     qos = QoSProfile(depth=10)
@@ -192,9 +194,13 @@ def _plot(rows: list, path: str, title: str) -> None:
 
 
 def _start(args: list, log_path: str, env: dict) -> subprocess.Popen:
+    """A child in its own process group that ends with this process, even a SIGKILLed one (as the launcher's
+    nodes do: the kernel's parent-death signal, then the child's own watch of its parent)."""
+    from .lifetime import PARENT_PID_VARIABLE, parent_death_signal
     with open(log_path, "wb") as log:
-        return subprocess.Popen([sys.executable, *args], stdout=log, stderr=subprocess.STDOUT, env=env,
-                                start_new_session=True)
+        return subprocess.Popen([sys.executable, *args], stdout=log, stderr=subprocess.STDOUT,
+                                env=dict(env, **{PARENT_PID_VARIABLE: str(os.getpid())}), start_new_session=True,
+                                preexec_fn=parent_death_signal())
 
 
 def _end(proc: subprocess.Popen, grace: float = 10.0) -> int:
@@ -216,9 +222,8 @@ def run_soak(options: SoakOptions, out_dir: str, log=print) -> dict:
 
     from ..stop_signals import StopSignals
     os.makedirs(out_dir, exist_ok=True)
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")  # for the children too
     env = dict(os.environ)
-    env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     node_log, flood_log = os.path.join(out_dir, "soak_node.log"), os.path.join(out_dir, "soak_flood.log")
     flood_report = os.path.join(out_dir, "soak_flood.json")
     sim = _start(["-m", "cond_ros.ros.node", "--ros-args", "-p", f"scene:={options.scene}",

@@ -47,6 +47,29 @@ def test_a_misspelled_parameter_is_named(tmp_path):
     assert "real_time_factr: not a parameter of this node, ignored; did you mean real_time_factor?" in process.log()
 
 
+def test_a_keystore_the_middleware_refuses_is_one_line_and_exit_2(tmp_path):
+    """ROS_SECURITY_ENABLE with an enclave the middleware cannot use (the wheels' Fast DDS has no security
+    plugins at all; a distribution's would refuse these placeholder files): exit 2 and one line naming the
+    cause, before the scene is built, not a traceback (issue 32)."""
+    enclave = tmp_path / "keystore" / "enclaves" / "sim"
+    enclave.mkdir(parents=True)
+    for name in ("identity_ca.cert.pem", "cert.pem", "key.pem", "governance.p7s", "permissions.p7s",
+                 "permissions_ca.cert.pem"):
+        (enclave / name).write_text("placeholder\n")
+    with ros_session():
+        process = NodeProcess(["-m", "cond_ros.ros.node", "--ros-args", "--enclave", "/sim", "-p",
+                               "scene:=panda_cable_small"], tmp_path / "node.log",
+                              env=dict(ROS_SECURITY_ENABLE="true", ROS_SECURITY_STRATEGY="Enforce",
+                                       ROS_SECURITY_KEYSTORE=str(tmp_path / "keystore")))
+        try:
+            process.proc.wait(timeout=90)
+        finally:
+            code = process.stop()
+    log = process.log()
+    assert code == 2 and "cond_sim: cannot create the node: " in log and "ROS_SECURITY_ENABLE is true" in log, log
+    assert "Traceback" not in log
+
+
 def test_launch_runs_the_winding_demo(tmp_path):
     """`cond-ros launch panda_cable` (no launch_ros): the controller plays the winding, the robot moves,
     F/T and /clock flow; on Ctrl-C (SIGINT) the launcher stops both nodes and exits 0."""
