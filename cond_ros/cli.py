@@ -7,6 +7,7 @@
     cond-ros compile [SCENE ...]
     cond-ros record SCENE --out BAG [--duration S] [--storage mcap|sqlite3]
     cond-ros replay BAG --scene SCENE --out BAG [--drive auto|commands|joint_states] [--duration S]
+    cond-ros salvage PARTIAL --out BAG
     cond-ros compare REAL SIM --real-topic T [--sim-topic T] [--lag none|auto|S] [--tare [S]] [--window S]
                      [--transform X Y Z ROLL PITCH YAW] [--rate HZ] [--out DIR] [--json]
 """
@@ -261,6 +262,20 @@ def _cmd_record(args) -> int:
     return _bag_tool("record", run)
 
 
+def _cmd_salvage(args) -> int:
+    from .bags import salvage_bag
+
+    def run():
+        scanned, writer = salvage_bag(args.partial, args.out)
+        lost = ("the file was complete" if scanned.complete else
+                f"{scanned.size - scanned.intact_bytes} bytes after the last complete chunk were lost")
+        print(f"salvaged {len(scanned.messages)} messages up to log time {scanned.end_ns * 1e-9:.3f} s into "
+              f"{writer.path} ({lost}): "
+              + ", ".join(f"{topic} {n}" for topic, n in writer.counts.items()))
+        return 0
+    return _bag_tool("salvage", run)
+
+
 def _cmd_replay(args) -> int:
     from .bags import replay_bag
     config = _sim_config("replay", args)
@@ -406,6 +421,11 @@ def _add_bag_parsers(sub) -> None:
     record.add_argument("scene", help="scene name (see `cond-ros scenes`) or scene YAML path")
     _add_sim_options(record)
     record.set_defaults(func=_cmd_record)
+    salvage = sub.add_parser("salvage", help="write the intact part of a killed recording (an mcap without its "
+                                             "summary, in a .NAME.*.partial directory) as a complete bag")
+    salvage.add_argument("partial", help="the .partial directory, the bag directory in it, or its .mcap file")
+    salvage.add_argument("--out", required=True, help="the new bag (a rosbag2 directory that must not exist)")
+    salvage.set_defaults(func=_cmd_salvage)
     replay = sub.add_parser("replay", help="drive the sim from a bag's commands or joint states, in lockstep, and "
                                            "write its joint states, F/T and contact wrenches to a new bag")
     replay.add_argument("bag", help="the recorded bag (rosbag2 directory, .mcap or .db3)")

@@ -23,6 +23,7 @@ _EXPORTS = {
     "summary_text": "report", "write_report": "report",
     "OfflineNode": "offline_node",
     "record_scene": "record",
+    "salvage_bag": "salvage", "scan_mcap": "mcap_scan",
     "replay_bag": "replay",
     "PRESETS": "presets", "sensor_convention": "presets", "read_preset_series": "presets",
 }

@@ -20,8 +20,10 @@ from pathlib import Path
 from tqdm import tqdm
 
 from ..output_paths import output_problem
+from .mcap_scan import scan_mcap
 
 STORAGES = ("mcap", "sqlite3")
+FLUSH_EVERY_S = 1.0  # [s] of log time between two chunks pushed to an mcap file (BagWriter)
 BAG_VERSION = 9  # rosbag2 metadata version written (Jazzy, Kilted); rosbags 0.11 requires it explicitly
 
 
@@ -65,6 +67,21 @@ def progress_bar(iterable=None, *, progress: bool, **kwargs):
     return tqdm(iterable, disable=None if progress else True, leave=False, **kwargs)
 
 
+def _cut_short(path: str) -> str | None:
+    """What a bag whose recorder was killed holds, in one line, or None when ``path`` is not such a bag."""
+    try:
+        scanned = scan_mcap(path)
+    except (ValueError, OSError):
+        return None
+    if scanned.complete:
+        return None
+    topics = sorted({scanned.channels[c][0] for c, _, _ in scanned.messages})
+    span = "" if scanned.end_ns is None else f" up to log time {scanned.end_ns * 1e-9:.3f} s"
+    return (f"is cut short (no summary or metadata: its recorder was killed?): {len(scanned.messages)} messages on "
+            f"{len(topics)} topics{span} are intact in its first {scanned.intact_bytes} of {scanned.size} bytes; "
+            f"`cond-ros salvage {path} --out NEW_BAG` writes them as a complete bag")
+
+
 class BagReader:
     """An open bag: its topics, and its messages decoded (use as a context manager).
 
@@ -89,9 +106,12 @@ class BagReader:
                 from rosbags.rosbag2 import Reader
             reader = Reader(Path(self.path))
             reader.open()
-        except FileNotFoundError as exc:
-            raise BagError(self.path, f"not a {'ROS 1' if self.ros1 else 'rosbag2'} bag: {exc}") from None
         except Exception as exc:  # noqa: BLE001 (rosbags raises ReaderError, sqlite3 and mcap errors)
+            cut = None if self.ros1 else _cut_short(self.path)
+            if cut is not None:
+                raise BagError(self.path, cut) from None
+            if isinstance(exc, FileNotFoundError):
+                raise BagError(self.path, f"not a {'ROS 1' if self.ros1 else 'rosbag2'} bag: {exc}") from None
             raise BagError(self.path, f"cannot be read (truncated or corrupt?): {exc}") from None
         self._reader = reader
         self._store = self._bag_typestore()
@@ -262,9 +282,12 @@ class BagWriter:
     Args:
         path: the bag directory to create; it must not exist, and its parent must.
         storage: ``mcap`` or ``sqlite3``.
+        flush_every_s: [s] of log time between two mcap chunks pushed to the file: what a SIGKILL leaves
+            is readable up to the last of them (``cond-ros salvage``). rosbags alone closes a chunk every
+            1 MB, ~9 s of the small cable scene. None: only then.
     """
 
-    def __init__(self, path, *, storage: str = "mcap"):
+    def __init__(self, path, *, storage: str = "mcap", flush_every_s: float | None = FLUSH_EVERY_S):
         self.path = os.path.abspath(str(path))
         if storage not in STORAGES:
             raise BagError(path, f"unknown storage {storage!r}; choose {' or '.join(STORAGES)}")
@@ -273,6 +296,8 @@ class BagWriter:
         if problem := output_problem(self.path, new=True):
             raise BagError(path, problem)
         self.storage = storage
+        self._flush_every_ns = None if flush_every_s is None else int(flush_every_s * 1e9)
+        self._next_flush_ns = None
         self._writer = None
         self._tmp = None
         self._connections: dict = {}
@@ -321,8 +346,25 @@ class BagWriter:
             raise BagError(self.path, "is not open for writing", topic)
         if log_ns < 0:
             raise BagError(self.path, f"log time {log_ns} ns is negative; rosbag2 times are unsigned", topic)
+        if self._flush_every_ns is not None:  # before the write: a chunk ends with whole steps (one log time each)
+            if self._next_flush_ns is None:
+                self._next_flush_ns = log_ns + self._flush_every_ns
+            elif log_ns >= self._next_flush_ns:
+                self._next_flush_ns = log_ns + self._flush_every_ns
+                self.flush()
         self._writer.write(self._connection(topic, msgtype), int(log_ns), data)
         self.counts[topic] += 1
+
+    def flush(self) -> None:
+        """Close the mcap chunk being filled and push it to the file (see ``flush_every_s``). This reaches into
+        rosbags' mcap writer (its ``storage``, ``chunk`` and ``close_chunk``); where those are missing, or for
+        sqlite3, nothing happens and rosbags' own 1 MB chunks stay the unit of loss."""
+        storage = getattr(self._writer, "storage", None)
+        chunk = getattr(storage, "chunk", None)
+        if self.storage != "mcap" or chunk is None or not hasattr(storage, "close_chunk") or not chunk.bio.tell():
+            return
+        storage.close_chunk()
+        storage.bio.flush()
 
     def close(self) -> None:
         """Finish the bag and move it into place."""
