@@ -118,3 +118,44 @@ def ignore_stop_signals() -> None:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+SHM_DIR = "/dev/shm"
+SHM_MIN_AGE_S = 5.0  # a segment younger than this may belong to a participant that is still starting
+
+
+def clean_stale_shared_memory(directory: str = SHM_DIR, *, min_age_s: float = SHM_MIN_AGE_S) -> list:
+    """Remove the Fast DDS shared-memory files that killed processes left behind; returns their names.
+
+    A process killed by SIGKILL cannot remove its segments (``fastdds_<guid>``, ``fastdds_port<N>``, each
+    ~0.5 MB) nor their lock files (``_el``) and port mutexes (``sem.fastdds_port<N>_mutex``); they pile up
+    in /dev/shm, which is RAM. A live owner holds an exclusive ``flock`` on its segment's ``_el`` file for as
+    long as it runs, so a lock that can be taken marks a segment nobody owns: what ``fastdds shm clean``
+    removes. Called by every node before ``rclpy.init``."""
+    import fcntl
+    import glob
+    removed = []
+    now = time.time()
+    for lock_path in glob.glob(os.path.join(directory, "fastdds_*_el")):
+        base = lock_path[:-len("_el")]
+        try:
+            if now - os.stat(lock_path).st_mtime < min_age_s:
+                continue
+            fd = os.open(lock_path, os.O_RDONLY)
+        except OSError:  # gone meanwhile, or not ours to open
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # held: its participant is alive
+            os.close(fd)
+            continue
+        try:
+            for path in (base, os.path.join(directory, f"sem.{os.path.basename(base)}_mutex"), lock_path):
+                try:
+                    os.remove(path)
+                except OSError:  # absent (a segment without a port mutex), or another user's
+                    continue
+                removed.append(os.path.basename(path))
+        finally:
+            os.close(fd)
+    return removed

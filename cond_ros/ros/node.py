@@ -45,7 +45,7 @@ from ..cosim import (CLOCK_TOPIC, FORWARD_TOPICS, PARAMETERS, SPECS,
 from ..sim import ModelError, SimulationError
 from . import messages
 from .launch_config import FIRST_STEP_LOG
-from .lifetime import ignore_stop_signals, watch_parent
+from .lifetime import clean_stale_shared_memory, ignore_stop_signals, watch_parent
 from .sim_services import create_simulation_interfaces
 
 try:  # no PyPI wheel of tf2_msgs: /tf only where ROS 2 comes from a distribution
@@ -497,6 +497,10 @@ def run_node(make_node, name: str, args=None, spin=None) -> int:
     watch_parent(name)  # before rclpy.init: building the node can take a minute of numba compilation
     node = None
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")  # on this machine unless the user opens it
+    stale = clean_stale_shared_memory()
+    if stale:
+        print(f"{name}: removed {len(stale)} Fast DDS shared-memory files that killed processes left in /dev/shm",
+              file=sys.stderr)
     try:
         with rclpy.init(args=args):
             try:

@@ -9,6 +9,7 @@ malformed or unknown entry is reported as a :class:`ModelError` naming the file 
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import os
@@ -28,6 +29,29 @@ from .motion import Motion, ScriptedMotion, TrajectoryMotion
 from .tool_trajectory import IKTrack, ToolTrajectory, rigid_rotation, track_with_ik
 
 
+class _LineDict(dict):
+    """A YAML mapping that knows the line of each of its keys (``lines``) and of itself (``line``)."""
+
+    line: int | None = None
+    lines: dict = {}
+
+
+class _LineLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` whose mappings are :class:`_LineDict`: error messages can say ``file:line``."""
+
+    def construct_mapping(self, node, deep=False):
+        mapping = _LineDict(super().construct_mapping(node, deep=deep))
+        mapping.line = node.start_mark.line + 1
+        mapping.lines = {}
+        for key_node, _ in node.value:
+            with contextlib.suppress(Exception):  # an unhashable key already failed above
+                mapping.lines[self.construct_object(key_node, deep=deep)] = key_node.start_mark.line + 1
+        return mapping
+
+
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _LineLoader.construct_mapping)
+
+
 class _Spec:
     """A mapping read with key paths in its error messages. It notes every key the loader asks for, present or
     not, so that :meth:`check_unknown` can name the keys nobody asked for: a misspelled optional key
@@ -37,12 +61,24 @@ class _Spec:
         if not isinstance(data, dict):
             raise ModelError(f"{source}: {path or 'scene'} must be a mapping, got {type(data).__name__}")
         self.data, self.path, self.source = data, path, source
+        self.lines, self.line = getattr(data, "lines", {}), getattr(data, "line", None)
         self.asked: set = {"name"}  # every mapping may carry a name (a label, where nothing reads it)
         self.registry = [] if registry is None else registry  # every _Spec of one file, this one first
         self.registry.append(self)
 
     def _name(self, key):
         return f"{self.path}.{key}" if self.path else key
+
+    def _at(self, key=None) -> str:
+        """``file:line`` of ``key`` (or of this mapping, for a key it lacks), or the file alone."""
+        line = self.lines.get(key, self.line)
+        return f"{self.source}:{line}" if line is not None else self.source
+
+    def positive(self, key, default=dataclasses.MISSING) -> float:
+        value = self.number(key, default)
+        if not value > 0.0:
+            raise ModelError(f"{self._at(key)}: {self._name(key)} must be > 0, got {value:g}")
+        return value
 
     def __contains__(self, key):
         self.asked.add(key)
@@ -52,7 +88,9 @@ class _Spec:
         self.asked.add(key)
         if key not in self.data:
             if default is dataclasses.MISSING:
-                raise ModelError(f"{self.source}: missing {self._name(key)}")
+                close = difflib.get_close_matches(str(key), [str(k) for k in self.data], n=1)
+                hint = f" ({self._name(close[0])} is not a key: did you mean {key}?)" if close else ""
+                raise ModelError(f"{self._at()}: missing {self._name(key)}{hint}")
             return default
         return self.data[key]
 
@@ -64,7 +102,7 @@ class _Spec:
     def number(self, key, default=dataclasses.MISSING):
         value = self.get(key, default)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
-            raise ModelError(f"{self.source}: {self._name(key)} must be a finite number, got {value!r}")
+            raise ModelError(f"{self._at(key)}: {self._name(key)} must be a finite number, got {value!r}")
         return float(value)
 
     def vector(self, key, length=None, default=dataclasses.MISSING):
@@ -72,16 +110,16 @@ class _Spec:
         try:
             arr = np.array(value, dtype=float).reshape(-1)
         except (TypeError, ValueError):
-            raise ModelError(f"{self.source}: {self._name(key)} must be a list of numbers, got {value!r}") from None
+            raise ModelError(f"{self._at(key)}: {self._name(key)} must be a list of numbers, got {value!r}") from None
         if (length is not None and len(arr) != length) or not np.all(np.isfinite(arr)):
-            raise ModelError(f"{self.source}: {self._name(key)} must be {length or 'a list of'} finite numbers, "
+            raise ModelError(f"{self._at(key)}: {self._name(key)} must be {length or 'a list of'} finite numbers, "
                              f"got {value!r}")
         return arr
 
     def items(self, key):
         value = self.get(key, [])
         if not isinstance(value, list):
-            raise ModelError(f"{self.source}: {self._name(key)} must be a list")
+            raise ModelError(f"{self._at(key)}: {self._name(key)} must be a list")
         return [_Spec(v, f"{self._name(key)}[{i}]", self.source, self.registry) for i, v in enumerate(value)]
 
     def sub(self, key):
@@ -94,7 +132,7 @@ class _Spec:
             for key in spec.data:
                 if key not in spec.asked:
                     hint = _closest(key, sorted(map(str, spec.asked)), "known here")
-                    raise ModelError(f"{spec.source}: {spec._name(key)}: unknown key{hint}")
+                    raise ModelError(f"{spec._at(key)}: {spec._name(key)}: unknown key{hint}")
 
 
 def _closest(key, known: list, listing: str) -> str:
@@ -160,7 +198,7 @@ def read_scene_yaml(path: str):
     parsed."""
     try:
         with open(path) as fh:
-            return yaml.safe_load(fh)
+            return yaml.load(fh, Loader=_LineLoader)  # a SafeLoader that notes lines
     except OSError as exc:
         raise ModelError(f"scene: cannot read {path}: {exc.strerror}") from exc
     except yaml.YAMLError as exc:
@@ -170,7 +208,26 @@ def read_scene_yaml(path: str):
 def scene_from_data(data, path: str, *, script: bool = True) -> Scene:
     """:func:`load_scene` of the YAML document ``data`` already read (and perhaps edited); ``path`` names it
     in error messages. Relative file names in it (URDFs, meshes, trajectories) are the package's."""
+    try:
+        return _scene_from_data(data, path, script=script)
+    except ModelError as exc:
+        if str(exc).startswith(path):
+            raise
+        raise ModelError(f"{path}: {exc}") from exc  # the model's own checks name its arrays, not the file
+
+
+# the top-level keys of a scene file: a misspelling of one is named before the build, whose own errors (a
+# robot's start outside its limits) would otherwise come first (test_scene checks this against the loader)
+TOP_LEVEL_KEYS = ("name", "dt", "duration", "integration_theta", "gravity", "solver", "contact", "robots", "bodies",
+                  "colliders", "cables", "soft_bodies", "sensors", "script")
+
+
+def _scene_from_data(data, path: str, *, script: bool) -> Scene:
     spec = _Spec(data, "", path)
+    for key in spec.data:
+        close = difflib.get_close_matches(str(key), TOP_LEVEL_KEYS, n=1)
+        if key not in TOP_LEVEL_KEYS and close:
+            raise ModelError(f"{spec._at(key)}: {key}: unknown key; did you mean {close[0]}?")
     contact = spec.sub("contact")
     gravity = spec.vector("gravity", 3, [0.0, 0.0, -9.81])
     builder = ModelBuilder(gravity=gravity)
@@ -192,7 +249,7 @@ def scene_from_data(data, path: str, *, script: bool = True) -> Scene:
         robots.append((name, art, q))
     mounts = []
     for b in spec.items("bodies"):
-        mass = b.number("mass")
+        mass = b.positive("mass")
         pos = b.vector("position", 3)
         kind = b.get("shape")
         if kind == "box":
@@ -335,8 +392,9 @@ def _add_cable(builder: ModelBuilder, c: _Spec, robots: list, path: str) -> Rod:
     """A Cosserat-rod cable (``rod``): straight from ``start`` to ``end`` (a point, or a robot link's origin),
     its start welded to the world (``fixed_start``) and its end to the robot link (``grip``)."""
     damping = c.sub("segment_damping")
-    values = dict(radius=c.number("radius"), density=c.number("density"), youngs_modulus=c.number("youngs_modulus"),
-                  poisson_ratio=c.number("poisson_ratio"), mu=c.number("mu", 0.5),
+    values = dict(radius=c.positive("radius"), density=c.positive("density"),
+                  youngs_modulus=c.positive("youngs_modulus"), poisson_ratio=c.number("poisson_ratio"),
+                  mu=c.number("mu", 0.5),
                   damping_time=c.number("damping_time", 1e-3),
                   segment_damping=(damping.number("linear", 0.0), damping.number("angular", 0.0)))
     try:
@@ -390,7 +448,7 @@ def _add_soft_body(builder: ModelBuilder, b: _Spec, robots: list, path: str) -> 
     pose = _pose(b)
     mesh = _soft_body_mesh(b.sub("mesh"), path).transformed(pose[:3, :3], pose[:3, 3])
     mat = b.sub("material")
-    material = FemMaterial(mat.number("youngs_modulus"), mat.number("poisson_ratio"), mat.number("density"),
+    material = FemMaterial(mat.positive("youngs_modulus"), mat.number("poisson_ratio"), mat.positive("density"),
                            mu=mat.number("mu", 0.5), damping_time=mat.number("damping_time", 0.0))
     radius = b.number("contact_radius") if "contact_radius" in b else None
     body = add_soft_body(builder, mesh, material, contact_radius=radius)

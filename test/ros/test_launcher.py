@@ -208,3 +208,38 @@ def test_a_duration_that_ends_before_the_first_step_fails(tmp_path):
     assert code == 1, launcher.log()
     assert "[launch] the simulation never stepped in 0 s" in launcher.log(), launcher.log()
     assert "cond-ros compile" in launcher.log()
+
+
+def test_shared_memory_a_killed_node_leaves_is_cleaned_by_the_next(tmp_path):
+    """A SIGKILLed node leaves its Fast DDS segments in /dev/shm (their lock files free); the next node to
+    start removes exactly those, and a live participant's (this test's observer) are kept and go on working."""
+    import glob
+
+    from ros_harness import Observer, start_sim
+    pytest.importorskip("rclpy")
+
+    def segments():  # a participant's own (fastdds_<guid>); port segments are reused by the next participant
+        return {p for p in glob.glob("/dev/shm/fastdds_*") if "port" not in p}
+    with ros_session() as domain:
+        observer = Observer(domain)
+        try:
+            mine = segments()
+            first = start_sim(tmp_path, name="first")
+            observer.wait_for_sim()
+            left = segments() - mine
+            assert left, "the node made no shared-memory segment"
+            first.kill()
+            first.proc.wait(timeout=10)
+            time.sleep(lifetime.SHM_MIN_AGE_S + 0.5)
+            assert left <= segments()  # SIGKILL: nobody removed them
+            second = start_sim(tmp_path, name="second")
+            try:
+                _wait_for(second, ["first step done"], UP_TIMEOUT_S)
+                assert not left & segments(), left & segments()
+                assert "Fast DDS shared-memory files that killed processes left" in second.log()
+                count = len(observer.messages["joint_states"])
+                assert observer.spin_until(lambda: len(observer.messages["joint_states"]) > count + 10, 30)
+            finally:
+                second.stop()
+        finally:
+            observer.close()

@@ -182,7 +182,7 @@ def test_trajectory_rotations_can_be_the_flanges_and_the_drives_can_go_without_v
 
 
 @pytest.mark.parametrize("old,new,message", [
-    ("colliders:", "coliders:", r"scene.yaml: coliders: unknown key; did you mean colliders\?"),
+    ("colliders:", "coliders:", r"scene.yaml:10: coliders: unknown key; did you mean colliders\?"),
     ("duration: 0.1", "duraton: 0.1", "duraton: unknown key; did you mean duration"),
     ("    drive_damping:", "    drive_stifness: [1]\n    drive_damping:",
      r"robots\[0\].drive_stifness: unknown key; did you mean drive_stiffness"),
@@ -199,6 +199,40 @@ def test_misspelled_keys_are_errors_with_a_suggestion(tmp_path, old, new, messag
     assert old in GOOD or old == "dt: 0.01"
     with pytest.raises(ModelError, match=message):
         load_scene(write(tmp_path, GOOD.replace(old, new)))
+
+
+@pytest.mark.parametrize("old,new,message", [
+    ("    drive_stiffness:", "    drive_stifness:", r"scene.yaml:5: missing robots\[0\].drive_stiffness "
+                                                    r"\(robots\[0\].drive_stifness is not a key: did you mean"),
+    ("  - {type: plane}", "  - {type: plane}\nbodies:\n  - {shape: box, size: [0.1, 0.1, 0.1], mass: -0.4, "
+                          "position: [0, 0, 1]}", r"scene.yaml:13: bodies\[0\].mass must be > 0, got -0.4"),
+    ("-1.7152", "0.0", r"scene.yaml: robot\[0\].q: joint 'panda_joint4' starts at 0.0, outside its limits"),
+    ("colliders:", "coliders:\n  - {type: plane}\nrobot:", r"scene.yaml:10: coliders: unknown key"),
+])
+def test_value_errors_name_the_file_line_and_key_path(tmp_path, old, new, message):
+    """A bad value or a missing key names file:line and the key path; a missing key that is misspelled says so;
+    the model's own checks (a start outside the joint limits) name the file too; a misspelled top-level key is
+    named before the build, whose errors would otherwise come first (issue 32)."""
+    with pytest.raises(ModelError, match=message):
+        load_scene(write(tmp_path, GOOD.replace(old, new, 1)))
+
+
+def test_the_top_level_keys_are_those_the_loader_reads(monkeypatch):
+    """TOP_LEVEL_KEYS (the early misspelling check) holds every key the loader asks for at the top."""
+    import glob
+
+    from cond_ros.resources import config_dir
+    from cond_ros.scenes import scene
+    asked = set()
+    check = scene._Spec.check_unknown
+
+    def noting(self):
+        asked.update(self.registry[0].asked)
+        return check(self)
+    monkeypatch.setattr(scene._Spec, "check_unknown", noting)
+    for path in glob.glob(f"{config_dir()}/*.yaml"):
+        scene.load_scene(path, script=True)
+    assert asked == set(scene.TOP_LEVEL_KEYS)
 
 
 def test_every_packaged_scene_uses_known_keys_only():
