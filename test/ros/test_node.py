@@ -165,6 +165,8 @@ def test_live_parameters(sim):
     assert not observer.set_parameter("dt", 0.02).successful
     result = observer.set_parameter("real_time_factor", -1.0)
     assert not result.successful
+    assert not observer.set_parameter("real_time_factor", float("nan")).successful
+    assert not observer.set_parameter("steps_per_trigger", "many").successful
 
 
 def test_reset(sim):

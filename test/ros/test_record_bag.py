@@ -75,3 +75,43 @@ def test_record_bag_that_exists_stops_the_node(tmp_path):
     process = start_sim(tmp_path, record_bag=str(tmp_path / "taken"))
     assert process.proc.wait(timeout=120) == 2
     assert "record_bag: " in process.log() and "exists already" in process.log()
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGKILL"])
+def test_a_signalled_recorder_keeps_its_bag(tmp_path, sig):
+    """The node recording at real time, stopped by SIGTERM: the bag is complete at its path. Killed by SIGKILL:
+    nothing appears at its path, and `cond-ros salvage` recovers all but the last second (issue 32)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from ros_harness import ros_session, start_sim
+    bag = tmp_path / "bag"
+    with ros_session():
+        process = start_sim(tmp_path, record_bag=str(bag), real_time_factor=1.0)
+        try:
+            end = time.monotonic() + 120
+            while "first step done" not in process.log():
+                assert process.alive() and time.monotonic() < end, process.log()
+                time.sleep(0.1)
+            time.sleep(3.0)  # 3 s of simulated time
+            os.killpg(process.proc.pid, getattr(signal, sig))
+            process.proc.wait(timeout=30)
+        finally:
+            process.stop()
+    if sig == "SIGTERM":
+        assert "record_bag: wrote" in process.log(), process.log()
+        with BagReader(bag) as reader:
+            assert reader.topics["/joint_states"][1] >= 250
+        return
+    assert not bag.exists()
+    partial = next(tmp_path.glob(".bag.*.partial"))
+    result = subprocess.run([sys.executable, "-m", "cond_ros.cli", "salvage", str(partial), "--out",
+                             str(tmp_path / "salvaged")], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    with BagReader(tmp_path / "salvaged") as reader:
+        states = reader.topics["/joint_states"][1]
+        last = reader.end_ns
+    assert states >= 150 and last >= 1.5e9, (states, last)  # ~3 s recorded, at most ~1 s lost

@@ -1,5 +1,6 @@
 """The ``cond-ros`` command: scripts rely on ``bench --json`` printing exactly one JSON object."""
 import json
+import pathlib
 import subprocess
 import sys
 import tempfile
@@ -184,3 +185,37 @@ def test_run_csv_is_bit_identical_also_with_every_core_busy(tmp_path, request, s
     request.getfixturevalue("cpu_hog")
     assert run("busy.csv") == quiet
     assert len(quiet) == steps + 1 and len(quiet[0]) >= 7
+
+
+def _scene_variant(tmp_path, name, edit):
+    import yaml
+    from cond_ros.resources import config_dir
+    text = (pathlib.Path(config_dir()) / f"{name}.yaml").read_text()
+    path = tmp_path / "scene.yaml"
+    path.write_text(edit(text, yaml))
+    return path
+
+
+@pytest.mark.parametrize("case, scene, edit, message", [
+    ("empty", "soft_ball", lambda t, y: "", "scene must be a mapping"),
+    ("not_yaml", "soft_ball", lambda t, y: t + "\n  - [unclosed", "invalid YAML"),
+    ("huge", "soft_ball", lambda t, y: t + "".join(f"\nextra_{i}: {i}" for i in range(50_000)),
+     "extra_0: unknown key"),
+    ("missing_mesh", "soft_ball", lambda t, y: t.replace("mesh: {type: sphere", "mesh: {type: file, "
+                                                         "path: /no/such/mesh.msh, x_type: sphere"), "mesh.msh"),
+    ("negative_modulus", "soft_ball", lambda t, y: t.replace("youngs_modulus: 1.0e+6", "youngs_modulus: -1.0e+6"),
+     "soft_bodies[0].material.youngs_modulus must be > 0"),
+    ("missing_urdf", "panda_pick", lambda t, y: t.replace("urdf/panda.urdf", "urdf/nope.urdf"), "nope.urdf"),
+    ("negative_mass", "panda_pick", lambda t, y: t.replace("mass: 0.4", "mass: -0.4"), "bodies[0].mass must be > 0"),
+])
+def test_bad_scene_files_exit_2_naming_the_file_and_leave_no_output(tmp_path, case, scene, edit, message):
+    """A fuzz of scene files through `cond-ros run --scene-file`: each ends in one message naming the file and the
+    problem, exit code 2, and no output file (issue 32)."""
+    path = _scene_variant(tmp_path, scene, edit)
+    out = tmp_path / "run.csv"
+    result = subprocess.run([sys.executable, "-m", "cond_ros.cli", "run", scene, "--scene-file", str(path),
+                             "--headless", "--steps", "2", "--quiet", "--out", str(out)], capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 2, result.stderr
+    assert str(path) in result.stderr and message in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and not out.exists()
