@@ -152,9 +152,9 @@ def _cmd_soak(args) -> int:
         print("cond-ros soak: rclpy is not installed; pip install -e '.[ros]' (or source a ROS 2 distribution)",
               file=sys.stderr)
         return 2
-    from .cosim import ConfigError, validate_config
+    from .cosim import ConfigError, load_scene_parameter
     try:
-        validate_config(dict(scene=args.scene))
+        load_scene_parameter(args.scene, script=False)  # the node would fail on it only after its start
     except ConfigError as exc:
         print(f"cond-ros soak: {exc}", file=sys.stderr)
         return 2
@@ -167,9 +167,13 @@ def _cmd_soak(args) -> int:
     if problems:
         print("cond-ros soak: " + "; ".join(problems), file=sys.stderr)
         return 2
-    from .ros.soak import SoakOptions, run_soak
-    result = run_soak(SoakOptions(scene=args.scene, duration_s=args.duration, rate_hz=args.rate, burst=args.burst,
-                                  burst_period_s=args.burst_period), args.out)
+    from .ros import SoakOptions, run_soak
+    try:
+        result = run_soak(SoakOptions(scene=args.scene, duration_s=args.duration, rate_hz=args.rate,
+                                      burst=args.burst, burst_period_s=args.burst_period), args.out)
+    except RuntimeError as exc:  # the node did not come up, or died during the soak: its log says why
+        print(f"cond-ros soak: FAILED: {exc}", file=sys.stderr)
+        return 1
     print(f"soak {'PASSED' if result['passed'] else 'FAILED'} after {result['seconds']:.0f} s: node RSS "
           f"{result.get('rss_after_warmup_mb', float('nan')):.1f} -> {result.get('rss_end_mb', float('nan')):.1f} MB "
           f"({result.get('rss_growth_pct', float('nan')):+.2f} %), fds {result.get('fds_growth')} / threads "

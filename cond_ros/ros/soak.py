@@ -249,7 +249,7 @@ def run_soak(options: SoakOptions, out_dir: str, log=print) -> dict:
             flooder = _start(["-m", "cond_ros.ros.soak", "--flood", "--report", flood_report,
                               "--rate", str(options.rate_hz), "--burst", str(options.burst),
                               "--burst-period", str(options.burst_period_s)], flood_log, env)
-            log(f"soak: {options.scene} for {options.duration_s:g} s, {len(COLUMNS)} columns a second to "
+            log(f"soak: {options.scene} for {options.duration_s:g} s, a row of {len(COLUMNS)} columns a second to "
                 f"{out_dir}/soak.csv")
             t0 = time.monotonic()
             next_sample = t0 + 1.0

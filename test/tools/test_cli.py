@@ -219,3 +219,15 @@ def test_bad_scene_files_exit_2_naming_the_file_and_leave_no_output(tmp_path, ca
     assert result.returncode == 2, result.stderr
     assert str(path) in result.stderr and message in result.stderr, result.stderr
     assert "Traceback" not in result.stderr and not out.exists()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["soak", "--duration", "0"], "--duration must be > 0 s"),
+    (["soak", "--scene", "nope"], "unknown scene 'nope'"),
+    (["soak", "--rate", "-5"], "--rate must be in (0, 10000] Hz"),
+    (["soak", "--out", "/proc/soak"], "--out: the directory /proc is not writable"),
+])
+def test_soak_bad_input_exits_2_before_any_process(capsys, argv, message):
+    pytest.importorskip("rclpy")
+    assert cli.main(argv) == 2
+    assert message in capsys.readouterr().err
