@@ -79,10 +79,14 @@ def flood(options: SoakOptions, report_path: str) -> int:
     rclpy.init()
     node = rclpy.create_node("cond_soak_flood")
     qos = QoSProfile(depth=10)
-    topics = {"/joint_command": JointState, "/joint_trajectory_controller/joint_trajectory": JointTrajectory,
-              "/forward_position_controller/commands": Float64MultiArray,
+    # published in this order each tick, so that the command a step finds last is a position one: a step that
+    # ran on the zero effort (gravity compensated only) let the arm drift into the cable, a contact-rich
+    # transient of 0.5 s steps in one 10-minute soak, which measures the physics, not the node
+    topics = {"/forward_effort_controller/commands": Float64MultiArray,
               "/forward_velocity_controller/commands": Float64MultiArray,
-              "/forward_effort_controller/commands": Float64MultiArray}
+              "/joint_trajectory_controller/joint_trajectory": JointTrajectory,
+              "/joint_command": JointState,
+              "/forward_position_controller/commands": Float64MultiArray}
     publishers = {topic: node.create_publisher(kind, topic, qos) for topic, kind in topics.items()}
     start_q = []
     node.create_subscription(JointState, "/joint_states", lambda m: start_q or start_q.extend(m.position[:8]), qos)
