@@ -31,7 +31,8 @@ import time
 
 RSS_GROWTH_LIMIT_PCT = 1.0
 BAD_EVERY = 50  # one message in this many is a bad one
-BAD_KINDS = ("nan", "unknown_joint", "wrong_length", "out_of_limits", "empty")
+BAD_KINDS = ("nan", "unknown_joint", "wrong_length", "out_of_limits", "empty")  # and a trajectory's own:
+TRAJECTORY_DEFECT = "non_increasing_times"
 COLUMNS = ("t_s", "rss_mb", "fds", "threads", "real_time_factor", "overruns", "commands_accepted",
            "commands_rejected", "sim_time_s")
 ARM = [f"panda_joint{i}" for i in range(1, 8)] + ["panda_finger_joint1"]
@@ -91,7 +92,7 @@ def flood(options: SoakOptions, report_path: str) -> int:
     start_q = []
     node.create_subscription(JointState, "/joint_states", lambda m: start_q or start_q.extend(m.position[:8]), qos)
     sent = dict.fromkeys(topics, 0)
-    bad = dict.fromkeys(BAD_KINDS, 0)
+    bad = dict.fromkeys((*BAD_KINDS, TRAJECTORY_DEFECT), 0)
     with StopSignals() as stop:
         while not start_q and not stop():
             rclpy.spin_once(node, timeout_sec=0.1)
@@ -108,13 +109,14 @@ def flood(options: SoakOptions, report_path: str) -> int:
                     count += 1
                     if count % BAD_EVERY == 0:
                         which = BAD_KINDS[(count // BAD_EVERY) % len(BAD_KINDS)]
-                        bad[which] += 1
-                        if kind is JointTrajectory:  # a trajectory spoiled: non-increasing times
+                        if kind is JointTrajectory:
+                            which = TRAJECTORY_DEFECT
                             msg = JointTrajectory(joint_names=ARM, points=[
                                 JointTrajectoryPoint(positions=q, time_from_start=_duration(0.2)),
                                 JointTrajectoryPoint(positions=q, time_from_start=_duration(0.1))])
                         else:
                             msg = _bad(which, kind, q)
+                        bad[which] += 1
                     elif kind is JointState:
                         msg = JointState(name=ARM, position=q)
                     elif kind is JointTrajectory:
