@@ -51,7 +51,7 @@ def _string(data: bytes, at: int) -> tuple[str, int]:
 
 
 def _records(data: bytes, start: int, end: int):
-    """(opcode, body) of each whole record in ``data[start:end]``; stops at the first one cut short."""
+    """(opcode, body, end offset) of each whole record in ``data[start:end]``; stops at the first one cut short."""
     at = start
     while at + 9 <= end:
         op, length = data[at], struct.unpack_from("<Q", data, at + 1)[0]
@@ -62,7 +62,15 @@ def _records(data: bytes, start: int, end: int):
 
 
 def _read(records, schemas: dict, channels: dict, messages: list) -> bool:
-    """Fold records into ``schemas``, ``channels`` and ``messages``; True when the footer was reached."""
+    """Fold records into ``schemas``, ``channels`` and ``messages``; True when the footer was reached. A record
+    whose fields do not parse (garbage where a record should be) ends the read there, as a cut would."""
+    try:
+        return _read_records(records, schemas, channels, messages)
+    except (struct.error, UnicodeDecodeError):
+        return False
+
+
+def _read_records(records, schemas: dict, channels: dict, messages: list) -> bool:
     for op, body, _ in records:
         if op == OP_SCHEMA:
             (schema_id,) = struct.unpack_from("<H", body, 0)
@@ -80,7 +88,7 @@ def _read(records, schemas: dict, channels: dict, messages: list) -> bool:
             (size,) = struct.unpack_from("<Q", body, at)
             if compression:  # ours are never compressed; a compressed chunk is skipped, not misread
                 continue
-            _read(_records(body, at + 8, at + 8 + size), schemas, channels, messages)
+            _read_records(_records(body, at + 8, at + 8 + size), schemas, channels, messages)
         elif op == OP_FOOTER:
             return True
     return False

@@ -98,3 +98,13 @@ def test_a_file_cut_at_any_byte_is_read_as_far_as_it_is_whole(recordings, tmp_pa
     (tmp_path / "cut.mcap").write_bytes(data[:5])
     with pytest.raises(ValueError, match="not an mcap file"):
         scan_mcap(tmp_path / "cut.mcap")
+
+
+def test_garbage_after_the_magic_reads_as_nothing_intact(tmp_path):
+    """Records whose fields do not parse end the read where they start, never a struct error."""
+    import random
+    rng = random.Random(7)
+    for size in (9, 40, 1000, 20_000):
+        (tmp_path / "junk.mcap").write_bytes(b"\x89MCAP0\r\n" + bytes(rng.getrandbits(8) for _ in range(size)))
+        scanned = scan_mcap(tmp_path / "junk.mcap")
+        assert not scanned.complete
