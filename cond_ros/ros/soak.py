@@ -34,7 +34,7 @@ BAD_EVERY = 50  # one message in this many is a bad one
 BAD_KINDS = ("nan", "unknown_joint", "wrong_length", "out_of_limits", "empty")  # and a trajectory's own:
 TRAJECTORY_DEFECT = "non_increasing_times"
 COLUMNS = ("t_s", "rss_mb", "fds", "threads", "real_time_factor", "overruns", "commands_accepted",
-           "commands_rejected", "sim_time_s")
+           "commands_rejected", "sim_time_s", "iterations", "contacts")
 ARM = [f"panda_joint{i}" for i in range(1, 8)] + ["panda_finger_joint1"]
 
 
@@ -97,7 +97,6 @@ def flood(options: SoakOptions, report_path: str) -> int:
         while not start_q and not stop():
             rclpy.spin_once(node, timeout_sec=0.1)
         t0 = next_tick = time.monotonic()
-        count = 0
         while not stop():
             now = time.monotonic()
             t = now - t0
@@ -106,9 +105,8 @@ def flood(options: SoakOptions, report_path: str) -> int:
             q = [v + (0.02 * math.sin(2.0 * t) if j < 7 else 0.0) for j, v in enumerate(start_q)]
             for topic, kind in topics.items():
                 for _ in range(per_tick if topic == "/joint_command" else 1):
-                    count += 1
-                    if count % BAD_EVERY == 0:
-                        which = BAD_KINDS[(count // BAD_EVERY) % len(BAD_KINDS)]
+                    if (sent[topic] + 1) % BAD_EVERY == 0:  # per topic: every topic gets its bad ones
+                        which = BAD_KINDS[((sent[topic] + 1) // BAD_EVERY) % len(BAD_KINDS)]
                         if kind is JointTrajectory:
                             which = TRAJECTORY_DEFECT
                             msg = JointTrajectory(joint_names=ARM, points=[
@@ -272,7 +270,9 @@ def run_soak(options: SoakOptions, out_dir: str, log=print) -> dict:
                                  overruns=int(latest.get("overruns", 0)),
                                  commands_accepted=int(latest.get("commands_accepted", 0)),
                                  commands_rejected=int(latest.get("commands_rejected", 0)),
-                                 sim_time_s=float(latest.get("sim_time_s", "nan"))))
+                                 sim_time_s=float(latest.get("sim_time_s", "nan")),
+                                 iterations=int(float(latest.get("iterations", 0))),
+                                 contacts=int(float(latest.get("contacts", 0)))))
             stopped_by = stop.name or None
     finally:
         flood_code = _end(flooder) if flooder is not None else None
