@@ -179,6 +179,7 @@ def _cmd_soak(args) -> int:
           f"({result.get('rss_growth_pct', float('nan')):+.2f} %), fds {result.get('fds_growth')} / threads "
           f"{result.get('threads_growth')} grown, {result['commands_sent_per_s']:.0f} commands/s sent, "
           f"{result['commands_accepted_per_s']:.0f}/s accepted, {result['commands_rejected']} rejected, "
+          f"{len(result['faults'])} failed steps reset, "
           f"real-time factor {result['real_time_factor_median']}, {result['overruns']} overruns; {args.out}/soak.json")
     for problem in result.get("problems", []):
         print(f"  {problem}")

@@ -159,7 +159,7 @@ def verdict(rows: list, warmup_s: float) -> dict:
     """The pass/fail of a soak from its per-second rows (dicts of :data:`COLUMNS`)."""
     settled = [r for r in rows if r["t_s"] >= warmup_s]
     if len(settled) < 3:
-        return dict(passed=False, reason=f"fewer than 3 samples after the {warmup_s:.0f} s warm-up")
+        return dict(passed=False, problems=[f"fewer than 3 samples after the {warmup_s:.0f} s warm-up"])
     base, tail = settled[0], settled[-min(5, len(settled)):]
     rss_end = sorted(r["rss_mb"] for r in tail)[len(tail) // 2]
     growth = 100.0 * (rss_end - base["rss_mb"]) / base["rss_mb"]
@@ -172,11 +172,13 @@ def verdict(rows: list, warmup_s: float) -> dict:
         problems.append(f"open file descriptors grew by {fds_growth}")
     if threads_growth > 0:
         problems.append(f"threads grew by {threads_growth}")
+    if not rows[-1]["sim_time_s"] > rows[-2]["sim_time_s"]:  # NaN too
+        problems.append(f"the simulation was not stepping at the end (sim time {rows[-1]['sim_time_s']} s)")
     return dict(passed=not problems, problems=problems, warmup_s=warmup_s, rss_after_warmup_mb=base["rss_mb"],
                 rss_end_mb=rss_end, rss_growth_pct=growth, fds_growth=fds_growth, threads_growth=threads_growth)
 
 
-def _plot(rows: list, path: str, title: str) -> None:
+def _plot(rows: list, path: str, title: str, faults=()) -> None:
     from matplotlib.figure import Figure
     t = [r["t_s"] for r in rows]
     figure = Figure(figsize=(9, 7), layout="constrained")
@@ -186,6 +188,10 @@ def _plot(rows: list, path: str, title: str) -> None:
     axes[1].plot(t, [r["real_time_factor"] for r in rows])
     axes[1].axhline(1.0, color="gray", lw=0.8, ls="--")
     axes[1].set_ylabel("real-time factor")
+    for i, fault in enumerate(faults):  # failed steps, each reset by the soak
+        axes[1].axvline(fault["t_s"], color="red", lw=0.8, label="failed step, reset" if i == 0 else None)
+    if faults:
+        axes[1].legend()
     accepted = [r["commands_accepted"] for r in rows]
     axes[2].plot(t[1:], [b - a for a, b in zip(accepted, accepted[1:])], label="accepted")
     rejected = [r["commands_rejected"] for r in rows]
@@ -195,6 +201,29 @@ def _plot(rows: list, path: str, title: str) -> None:
     axes[2].legend()
     axes[0].set_title(title)
     figure.savefig(path, dpi=110)
+
+
+ERROR_LEVEL = 2  # diagnostic_msgs/DiagnosticStatus.ERROR
+
+
+def recovery(node, spin=None, timeout: float = 10.0):
+    """A callable that resets the sim and resumes it (``~/reset``, then ``~/pause`` false) from ``node``;
+    True when both answered with success within ``timeout`` each. ``spin()`` serves ``node`` once (default:
+    ``rclpy.spin_once``)."""
+    import rclpy
+    from std_srvs.srv import SetBool, Trigger
+    spin = spin or (lambda: rclpy.spin_once(node, timeout_sec=0.05))
+    reset = node.create_client(Trigger, "/cond_sim/reset")
+    pause = node.create_client(SetBool, "/cond_sim/pause")
+
+    def call(client, request) -> bool:
+        future = client.call_async(request)
+        end = time.monotonic() + timeout
+        while not future.done() and time.monotonic() < end:
+            spin()
+        return future.done() and future.result().success
+
+    return lambda: call(reset, Trigger.Request()) and call(pause, SetBool.Request(data=False))
 
 
 def _start(args: list, log_path: str, env: dict) -> subprocess.Popen:
@@ -235,13 +264,16 @@ def run_soak(options: SoakOptions, out_dir: str, log=print) -> dict:
     flooder = None
     rclpy.init()
     listener = rclpy.create_node("cond_soak_sampler")
-    latest = {}
+    latest, faults = {}, []
 
     def on_diagnostics(msg):
         for status in msg.status:
             if status.name.startswith("cond_sim"):
                 latest.update({kv.key: kv.value for kv in status.values})
+                latest["level"] = status.level if isinstance(status.level, int) else ord(status.level)
+                latest["message"] = status.message
     listener.create_subscription(DiagnosticArray, "/diagnostics", on_diagnostics, 10)
+    recover = recovery(listener)
     rows, stopped_by = [], None
     try:
         with StopSignals() as stop:
@@ -264,6 +296,12 @@ def run_soak(options: SoakOptions, out_dir: str, log=print) -> dict:
                 next_sample += 1.0
                 if sim.poll() is not None:
                     raise RuntimeError(f"the sim node exited with {sim.returncode} during the soak; see {node_log}")
+                if latest.get("level") == ERROR_LEVEL:  # a failed step paused the node: reset it, as a user would
+                    faults.append(dict(t_s=round(time.monotonic() - t0, 1), message=latest["message"],
+                                       recovered=recover()))
+                    latest["level"] = None
+                    log(f"soak: fault at {faults[-1]['t_s']} s: {faults[-1]['message']}; "
+                        f"{'reset and resumed' if faults[-1]['recovered'] else 'NOT recovered'}")
                 rss, fds, threads = proc_sample(sim.pid)
                 rows.append(dict(t_s=round(time.monotonic() - t0, 3), rss_mb=round(rss, 3), fds=fds, threads=threads,
                                  real_time_factor=float(latest.get("achieved_real_time_factor", "nan")),
@@ -289,6 +327,10 @@ def run_soak(options: SoakOptions, out_dir: str, log=print) -> dict:
         with open(flood_report) as fh:
             sent = json.load(fh)
     result = verdict(rows, warmup_s=max(10.0, 0.1 * options.duration_s))
+    result["faults"] = faults
+    if any(not fault["recovered"] for fault in faults):
+        result["passed"] = False
+        result["problems"].append("a fault was not recovered by ~/reset and ~/pause false")
     if not alive_at_end:
         result["passed"] = False
         result["problems"].append("the sim node was not alive at the end")
@@ -307,7 +349,8 @@ def run_soak(options: SoakOptions, out_dir: str, log=print) -> dict:
         overruns=rows[-1]["overruns"] if rows else None)
     if rows:
         _plot(rows, os.path.join(out_dir, "soak.png"),
-              f"cond-ros soak: {options.scene}, {seconds:.0f} s, {result['commands_sent_per_s']:.0f} commands/s sent")
+              f"cond-ros soak: {options.scene}, {seconds:.0f} s, {result['commands_sent_per_s']:.0f} commands/s sent",
+              faults)
     with open(os.path.join(out_dir, "soak.json"), "w") as fh:
         json.dump(result, fh, indent=1)
     return result
