@@ -15,6 +15,7 @@ import gc
 import os
 import sys
 import time
+import traceback
 
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
@@ -386,7 +387,10 @@ class SimNode(Node):
         self.stopped = False
         try:
             self.last_stats = sim.step(control)
-        except (SimulationError, ModelError) as exc:  # the simulator kept its last good state
+        except Exception as exc:  # noqa: BLE001 (the simulator kept its last good state; the node must not die)
+            if not isinstance(exc, (SimulationError, ModelError)):  # a bug of ours: say what it was, with the trace
+                self.get_logger().error(f"{type(exc).__name__} in the step:\n{traceback.format_exc()}")
+                exc = f"{type(exc).__name__}: {exc}"
             self.requests.paused = True
             self._cancel_steps(f"stopped by a failed step ({exc})")
             self.failure = f"the step from t = {sim.state.time:.6f} s failed: {exc}"

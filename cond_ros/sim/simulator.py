@@ -76,12 +76,17 @@ class Simulator:
         )
 
     def step(self, control: Control | None = None) -> StepStats:
-        """Advance one step of ``dt``; raises :class:`ModelError` on a bad control, nothing changes then."""
+        """Advance one step of ``dt``; raises :class:`ModelError` on a bad control and :class:`SimulationError`
+        when the step fails (a non-finite result, a singular system), nothing changes then."""
         control = self._checked_control(control if control is not None else self.control)
         t0 = time.perf_counter()
         contacts = build_contact_set(self.model, self.pattern, self.state, self.dt)
         collision_ms = 1e3 * (time.perf_counter() - t0)
-        new_state, stats = self.solver.step(self.state, control, contacts, self.dt)
+        try:
+            new_state, stats = self.solver.step(self.state, control, contacts, self.dt)
+        except np.linalg.LinAlgError as exc:  # a kernel's inverse of a singular block: the step failed, not the caller
+            raise SimulationError(f"{self.solver.name}: {exc} (a singular system) in the step from t = "
+                                  f"{self.state.time:.4f} s; the state was not updated") from exc
         stats.collision_ms = collision_ms
         for name in ("particle_q", "particle_qd", "body_q", "body_quat", "body_qd", "robot_q", "robot_qd"):
             if not np.isfinite(getattr(new_state, name)).all():
