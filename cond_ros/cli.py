@@ -126,14 +126,21 @@ def _cmd_run(args) -> int:
     return 0
 
 
+def _rclpy_missing(command: str) -> bool:
+    """True, and the one-line message naming the extra, when rclpy cannot be imported."""
+    import importlib.util
+    if importlib.util.find_spec("rclpy") is not None:
+        return False
+    print(f"cond-ros {command}: rclpy is not installed; pip install -e '.[ros]' (or source a ROS 2 distribution)",
+          file=sys.stderr)
+    return True
+
+
 def _cmd_launch(args) -> int:
     from .ros import LAUNCHES, run_launch
     if _unknown("launch", "launch", args.name, LAUNCHES):
         return 2
-    import importlib.util
-    if importlib.util.find_spec("rclpy") is None:
-        print("cond-ros launch: rclpy is not installed; pip install -e '.[ros]' (or source a ROS 2 distribution)",
-              file=sys.stderr)
+    if _rclpy_missing("launch"):
         return 2
     overrides = {k: v for k, v in (("scene", args.scene), ("real_time_factor", args.real_time_factor),
                                    ("lockstep", "true" if args.lockstep else None),
@@ -146,11 +153,8 @@ def _cmd_launch(args) -> int:
 
 
 def _cmd_soak(args) -> int:
-    import importlib.util
     import os
-    if importlib.util.find_spec("rclpy") is None:
-        print("cond-ros soak: rclpy is not installed; pip install -e '.[ros]' (or source a ROS 2 distribution)",
-              file=sys.stderr)
+    if _rclpy_missing("soak"):
         return 2
     from .cosim import ConfigError, load_scene_parameter
     try:
@@ -356,10 +360,7 @@ def _cmd_compare(args) -> int:
 
 
 def _cmd_play(args) -> int:
-    import importlib.util
-    if importlib.util.find_spec("rclpy") is None:
-        print("cond-ros play: rclpy is not installed; pip install -e '.[ros]' (or source a ROS 2 distribution)",
-              file=sys.stderr)
+    if _rclpy_missing("play"):
         return 2
     from .bags import BagError
     from .ros import plan_playback, play_bag
