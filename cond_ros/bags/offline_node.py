@@ -35,7 +35,7 @@ class OfflineNode:
         self.sim = self.scene.simulator
         model = self.sim.model
         self.names, self.command_dofs = command_mapping(model, config.command_joints)
-        self.commands = CommandState(model)
+        self.commands = CommandState(model, config.command_handover_timeout)
         self.outputs = StepOutputs(self.scene, config)
         self.clock = SimClock(self.sim.dt)
         self.t0_ns = int(t0_ns)
@@ -68,16 +68,17 @@ class OfflineNode:
         node does; a command the node would reject is dropped, noted in :attr:`rejected`, and False returned."""
         try:
             apply, targets = self._targets(topic, msg)
+            apply(targets, topic, self.sim.state.time)
         except Exception as exc:  # noqa: BLE001 (the node drops any bad command; so does this)
             self.rejected.append((topic, self.stamp_ns, f"{type(exc).__name__}: {exc}"))
             return False
-        apply(targets)
         return True
 
     def problem(self, topic: str, msg) -> str | None:
         """Why the node would reject this command now (None: it would take it), without applying it."""
         try:
-            self._targets(topic, msg)
+            _, targets = self._targets(topic, msg)
+            self.commands.check_claim(targets.dofs, topic, self.sim.state.time)
         except Exception as exc:  # noqa: BLE001 (as in command)
             return f"{type(exc).__name__}: {exc}"
         return None

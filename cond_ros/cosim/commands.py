@@ -8,6 +8,13 @@ simulator's :class:`~cond_ros.sim.model.Control` each step, so a rejected messag
 Drive modes follow the implicit PD drives of the physics: position (the scene's K_p, K_d, target q and
 qd), velocity (K_p = 0: K_d pulls qd to its target) and effort (both 0: the effort alone). An effort
 given with a position or velocity command is a feed-forward term.
+
+A joint follows one command topic at a time, as a ros2_control joint follows the one controller that claimed
+its command interface: a command from another topic for a joint that a topic commanded less than the handover
+timeout ago (a trajectory: before its end plus the timeout) is rejected. Without it, controllers that share
+joints switch the drive mode from step to step: a stiff position step on a joint that drifted under a zero
+effort kicks it at (error / dt), the next effort step lets it fly, and the arm gains energy until the contact
+solve fails (what a soak flooding every command topic at once found after 30 s).
 """
 from __future__ import annotations
 
@@ -216,9 +223,10 @@ class CommandState:
     drive gains.
     """
 
-    def __init__(self, model: Model):
+    def __init__(self, model: Model, handover_timeout: float = 0.0):
         self.model = model
         self.limits = JointLimits.from_model(model)
+        self.handover_timeout = handover_timeout  # [s] simulated; 0: the last command wins, whatever its topic
         self._kinematics = [ArticulationKinematics(art) for art in model.robots]
         self.reset()
 
@@ -229,6 +237,30 @@ class CommandState:
         self.velocity = np.zeros(n)
         self.effort = np.zeros(n)
         self.trajectories: list[tuple[Trajectory, np.ndarray]] = []  # (trajectory, which of its DOFs still follow)
+        self.source: list = [None] * n  # the topic each DOF follows (None: none yet, or an unnamed source)
+        self.source_until = np.full(n, -np.inf)  # [s] simulated time of that topic's last command (its end)
+
+    def check_claim(self, dofs: np.ndarray, source: str | None, now: float) -> None:
+        """Raise CommandError when a topic other than ``source`` still holds one of ``dofs`` at simulated time
+        ``now`` (see the module docstring); a None ``source`` is never refused."""
+        if source is not None and self.handover_timeout > 0:
+            held = [d for d in dofs if self.source[d] not in (None, source)
+                    and now < self.source_until[d] + self.handover_timeout]
+            if held:
+                first, names = self.source[held[0]], self.limits.names
+                more = f" and {len(held) - 1} more" if len(held) > 1 else ""
+                raise CommandError(
+                    f"{names[held[0]]}{more} follow {first} (commanded until t = {self.source_until[held[0]]:.6f} s); "
+                    f"another topic takes a joint over {self.handover_timeout:g} s after that "
+                    f"(parameter command_handover_timeout; 0 lets the last command win)")
+
+    def claim(self, dofs: np.ndarray, source: str | None, now: float, until: float | None = None) -> None:
+        """Let ``source`` command ``dofs`` at ``now``, its command lasting until ``until`` (default ``now``);
+        raises as :meth:`check_claim` does, changing nothing."""
+        self.check_claim(dofs, source, now)
+        for d in dofs:
+            self.source[d] = source
+        self.source_until[dofs] = now if until is None else until
 
     def _release(self, dofs: np.ndarray) -> None:
         """Trajectories stop driving ``dofs`` (a newer command took them over)."""
@@ -236,8 +268,10 @@ class CommandState:
             active &= ~np.isin(trajectory.dofs, dofs)
         self.trajectories = [(t, a) for t, a in self.trajectories if a.any()]
 
-    def apply(self, targets: JointTargets) -> None:
+    def apply(self, targets: JointTargets, source: str | None = None, now: float = 0.0) -> None:
+        """Hold ``targets`` from now on; ``source`` (a topic) and ``now`` [s] as in :meth:`claim`."""
         dofs = targets.dofs
+        self.claim(dofs, source, now)
         self._release(dofs)
         self.mode[dofs] = int(targets.mode)
         if targets.position is not None:
@@ -245,7 +279,9 @@ class CommandState:
         self.velocity[dofs] = 0.0 if targets.velocity is None else targets.velocity
         self.effort[dofs] = 0.0 if targets.effort is None else targets.effort
 
-    def follow(self, trajectory: Trajectory) -> None:
+    def follow(self, trajectory: Trajectory, source: str | None = None, now: float = 0.0) -> None:
+        """Follow ``trajectory``; ``source`` holds its DOFs until the trajectory's end (see :meth:`claim`)."""
+        self.claim(trajectory.dofs, source, now, until=max(now, float(trajectory.times[-1])))
         self._release(trajectory.dofs)
         self.mode[trajectory.dofs] = int(DriveMode.POSITION)
         self.effort[trajectory.dofs] = 0.0

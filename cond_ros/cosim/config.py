@@ -56,6 +56,9 @@ PARAMETERS = (
     ParameterSpec("lockstep", False, "each step waits for a new command from the controller"),
     ParameterSpec("lockstep_timeout", 1.0, "[s] wall time a lockstep step waits before it holds the last command",
                   0.001, 3600.0, read_only=False),
+    ParameterSpec("command_handover_timeout", 0.5, "[s] simulated time after a topic's last command to a joint (a "
+                                                  "trajectory's: its end) before another topic may command it; "
+                                                  "0 = the last command wins", 0.0, 3600.0, read_only=False),
     ParameterSpec("steps_per_trigger", 1, "steps that one ~/step call runs", 1, 65535, read_only=False),
     ParameterSpec("solver", "", "contact solver (cond, penalty, pgs, apgd, bisection, newton, primal_newton, "
                                 "compliant); empty = the scene's"),
@@ -125,6 +128,7 @@ class SimConfig:
     joint_commands_topic: str = ""
     ft_outputs: tuple = ("native",)
     franka_stiffness_frame: str = ""
+    command_handover_timeout: float = 0.5
 
 
 def _check(spec: ParameterSpec, value) -> str | None:

@@ -87,7 +87,7 @@ class SimNode(Node):
         self.sim = self.scene.simulator
         model = self.sim.model
         self.names, self.command_dofs = command_mapping(model, self.config.command_joints)
-        self.commands = CommandState(model)
+        self.commands = CommandState(model, self.config.command_handover_timeout)
         self.outputs = StepOutputs(self.scene, self.config)  # what is due on which topic, each step
         self.layout = self.outputs.layout
         self.kinematics = robot_kinematics(model)
@@ -149,6 +149,8 @@ class SimNode(Node):
                 self.pacer.set_real_time_factor(float(p.value), time.monotonic())
             elif p.name == "lockstep_timeout":
                 self.lockstep.timeout = float(p.value)
+            elif p.name == "command_handover_timeout":
+                self.commands.handover_timeout = float(p.value)
             elif p.name == "steps_per_trigger":
                 self.steps_per_trigger = int(p.value)
             elif p.name == "warning_period":
@@ -258,7 +260,7 @@ class SimNode(Node):
         """Validate a command message and apply it; a bad one is dropped with a warning (never raises)."""
         self._callbacks += 1
         try:
-            command = build()
+            apply(build(), topic, self.sim.state.time)
         except CommandError as exc:
             self.commands_rejected += 1
             self.warn(topic, f"{topic}: rejected: {exc}; the sim keeps the last valid command")
@@ -267,7 +269,6 @@ class SimNode(Node):
             self.commands_rejected += 1
             self.warn(topic, f"{topic}: rejected ({type(exc).__name__}: {exc}); the sim keeps the last valid command")
             return
-        apply(command)
         self.commands_accepted += 1
         self.lockstep.command()
 

@@ -7,6 +7,8 @@ Three processes, each in its own process group and ended with the soak:
   Hz each (JointState commands, a trajectory, forward position, velocity and effort), a burst of
   ``burst`` JointState commands within one second every ``burst_period`` seconds, and every
   ``BAD_EVERY``-th message a bad one (NaN, unknown joint, wrong length, out of limits, empty), by kind;
+  ``/joint_command`` alone in the first second, so that the arm follows it and the node refuses the other
+  topics' commands for its joints (``command_handover_timeout``);
 - this process, which reads the node's resident memory, open file descriptors and threads from
   ``/proc`` every second, and its ``/diagnostics`` (achieved real-time factor, overruns, commands
   accepted and rejected).
@@ -30,6 +32,7 @@ import sys
 import time
 
 RSS_GROWTH_LIMIT_PCT = 1.0
+CLAIM_S = 1.0  # [s] the flood's first second: /joint_command alone
 BAD_EVERY = 50  # one message in this many is a bad one
 BAD_KINDS = ("nan", "unknown_joint", "wrong_length", "out_of_limits", "empty")  # and a trajectory's own:
 TRAJECTORY_DEFECT = "non_increasing_times"
@@ -80,9 +83,9 @@ def flood(options: SoakOptions, report_path: str) -> int:
     rclpy.init()
     node = rclpy.create_node("cond_soak_flood")
     qos = QoSProfile(depth=10)
-    # published in this order each tick, so that the command a step finds last is a position one: a step that
-    # ran on the zero effort (gravity compensated only) let the arm drift into the cable, a contact-rich
-    # transient of 0.5 s steps in one 10-minute soak, which measures the physics, not the node
+    # the node gives each joint to one topic at a time (command_handover_timeout): /joint_command alone for the
+    # first CLAIM_S makes it the one the arm follows, as a user's controller would be, and every other topic's
+    # commands are then refused for naming joints that /joint_command holds, a path the flood exercises too
     topics = {"/forward_effort_controller/commands": Float64MultiArray,
               "/forward_velocity_controller/commands": Float64MultiArray,
               "/joint_trajectory_controller/joint_trajectory": JointTrajectory,
@@ -104,6 +107,8 @@ def flood(options: SoakOptions, report_path: str) -> int:
             per_tick = 1 + (int(options.burst / options.rate_hz) if in_burst else 0)
             q = [v + (0.02 * math.sin(2.0 * t) if j < 7 else 0.0) for j, v in enumerate(start_q)]
             for topic, kind in topics.items():
+                if t < CLAIM_S and topic != "/joint_command":
+                    continue
                 for _ in range(per_tick if topic == "/joint_command" else 1):
                     if (sent[topic] + 1) % BAD_EVERY == 0:  # per topic: every topic gets its bad ones
                         which = BAD_KINDS[((sent[topic] + 1) // BAD_EVERY) % len(BAD_KINDS)]

@@ -21,7 +21,7 @@ def test_topics_and_stamps(node):
     assert node.stamp_ns == 5_010_000_000
 
 
-def test_commands_are_validated_like_the_node(node):
+def test_commands_are_validated_like_the_node(node, monkeypatch):
     """A valid JointState, forward command and trajectory are applied; NaN, unknown joints, a wrong length and
     a non-command topic are dropped and noted, and the held command stays."""
     node.start()
@@ -35,6 +35,10 @@ def test_commands_are_validated_like_the_node(node):
     assert node.commands.position[0] == 0.1 and len(node.rejected) == 4
     assert "finite" in node.rejected[0][2] and "unknown joint 'elbow'" in node.rejected[1][2]
     q = node.sim.model.robot_q.copy()
+    # joint_command holds panda_joint1 for command_handover_timeout: a forward command for it is refused, by name
+    assert not node.command("forward_position_controller/commands", messages.float64_multi_array(q))
+    assert "panda_joint1 follow joint_command (commanded until t = 0.000000 s)" in node.rejected[-1][2]
+    monkeypatch.setattr(node.commands, "handover_timeout", 0.0)  # the last command wins
     assert node.command("forward_position_controller/commands", messages.float64_multi_array(q))
     trajectory = messages.joint_trajectory(names[:1], [(100_000_000, [0.2], None), (200_000_000, [0.3], None)],
                                            ns=5_000_000_000)  # stamped in the node's time base: starts at 0

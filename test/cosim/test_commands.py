@@ -148,3 +148,48 @@ def test_modes_set_drive_gains(limits, model):
     state.reset()
     np.testing.assert_array_equal(state.control(0.5, model.robot_q, gravity_compensation=False).robot_q_target,
                                   model.robot_q)
+
+
+def test_a_joint_follows_one_topic_until_the_handover_timeout(limits, model):
+    """As ros2_control gives a joint's command interface to one controller: a second topic's command for a joint
+    the first commanded less than the timeout ago is refused, by name, and changes nothing; the first topic
+    always gets through, the second once the first has been quiet for the timeout, and a reset frees all."""
+    state = CommandState(model, handover_timeout=0.5)
+    q = model.robot_q.copy()
+    state.apply(forward_targets(limits, np.arange(8), DriveMode.POSITION, q), "forward_position_controller/commands",
+                0.0)
+    with pytest.raises(CommandError, match=r"panda_joint1 and 7 more follow forward_position_controller/commands "
+                                           r"\(commanded until t = 0\.000000 s\); another topic takes a joint over "
+                                           r"0\.5 s after that \(parameter command_handover_timeout"):
+        state.apply(forward_targets(limits, np.arange(8), DriveMode.EFFORT, [0.0] * 8),
+                    "forward_effort_controller/commands", 0.2)
+    assert (state.mode == DriveMode.POSITION).all()
+    state.apply(forward_targets(limits, np.arange(8), DriveMode.POSITION, q), "forward_position_controller/commands",
+                0.3)  # its own topic: always, and the joints are held until 0.3 + 0.5
+    with pytest.raises(CommandError, match="panda_joint3 follow"):
+        state.apply(forward_targets(limits, np.array([2]), DriveMode.VELOCITY, [0.1]), "joint_command", 0.79)
+    state.apply(forward_targets(limits, np.array([2]), DriveMode.VELOCITY, [0.1]), "joint_command", 0.8)
+    assert state.mode[2] == DriveMode.VELOCITY and state.source[2] == "joint_command"
+    assert state.source[1] == "forward_position_controller/commands"
+    state.reset()
+    state.apply(forward_targets(limits, np.array([1]), DriveMode.EFFORT, [0.0]), "joint_command", 0.0)
+
+
+def test_a_trajectory_holds_its_joints_until_its_end(names, limits, model):
+    """The trajectory topic commands its joints until its last point (plus the timeout), not only when it came;
+    a command without a topic (the node's own hold) and a timeout of 0 are never refused."""
+    state = CommandState(model, handover_timeout=0.5)
+    state.follow(joint_trajectory(names, limits, ARM[:2], [(2.0, model.robot_q[:2] + 0.1, [])], start=0.0, now=0.0,
+                                  current=model.robot_q), "joint_trajectory_controller/joint_trajectory", 0.0)
+    effort = forward_targets(limits, np.array([0]), DriveMode.EFFORT, [0.0])
+    with pytest.raises(CommandError, match=r"panda_joint1 and 1 more follow joint_trajectory_controller/joint_traj"
+                                           r"ectory \(commanded until t = 2\.000000 s\)"):
+        state.check_claim(np.array([0, 1]), "joint_command", 2.4)
+    state.check_claim(np.array([0, 1]), "joint_command", 2.5)
+    state.check_claim(np.array([2]), "joint_command", 0.0)  # a joint the trajectory does not drive
+    state.apply(effort)  # no topic: not refused, and it takes the joint off the trajectory
+    assert state.mode[0] == DriveMode.EFFORT
+    state.handover_timeout = 0.0
+    state.apply(forward_targets(limits, np.array([1]), DriveMode.VELOCITY, [0.0]), "forward_velocity_controller/"
+                "commands", 0.1)
+    assert state.mode[1] == DriveMode.VELOCITY
