@@ -91,7 +91,7 @@ RUN_DT_RANGE = (1e-6, 1.0)  # [s]: the node's dt parameter stops at 1 s too
 def _cmd_run(args) -> int:
     from .scenes import load_named_scene, scene_names
     from .sim import ModelError, SimulationError
-    from .tools import format_summary, run_scene
+    from .tools import format_summary, run_scene, warm_up_timed
     if args.scene_file is None and _unknown("run", "scene", args.scene, scene_names()):
         return 2
     if not args.headless:
@@ -116,6 +116,7 @@ def _cmd_run(args) -> int:
               f"in [0, {RUN_MAX_STEPS}]; give --steps, or a larger --dt", file=sys.stderr)
         return 2
     try:
+        warm_up_timed(scene, progress=not args.quiet)
         result = run_scene(scene, steps, progress=not args.quiet, desc=args.scene)
     except SimulationError as exc:
         print(f"cond-ros run: {exc}", file=sys.stderr)

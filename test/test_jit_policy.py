@@ -431,3 +431,21 @@ def test_an_edit_to_a_called_kernel_recompiles_its_callers(tmp_path):
     assert run() == (2, 1)  # from the cache
     (sim / "callee.py").write_text(CALLEE.format(5))
     assert run() == (10, 0)  # the caller recompiled with the edited callee
+
+
+def test_compile_timer_counts_compilation_only():
+    """CompileTimer sees a kernel's first compilation (a new function must compile: tens of ms at least), and
+    neither a second call with the same types nor plain Python time."""
+    @numba.njit
+    def add_one(x):
+        return x + 1
+
+    with jit.CompileTimer() as timer:
+        add_one(1)
+        first = timer.seconds
+        add_one(2)
+        sum(range(200_000))
+    assert first > 0.005 and timer.seconds == first
+    with jit.CompileTimer() as again:
+        add_one(3.0)  # new argument types: compiles again
+    assert again.seconds > 0.0

@@ -163,3 +163,29 @@ def parallel_kernel(fn=None, **overrides):
     if fn is None:
         return lambda f: numba.njit(**flags)(_cache_twin(f, "_parallel"))
     return numba.njit(**flags)(_cache_twin(fn, "_parallel"))
+
+
+class CompileTimer:
+    """Wall time numba spends compiling (or loading cached) kernels while the ``with`` block runs:
+    :attr:`seconds`, readable during the block too.
+
+    A kernel compiles on its first call with new argument types, which may come mid-run (a contact kind that
+    first appears at 2 s), so a run's real-time factor subtracts this rather than only warming up first.
+    Nested compilations (a kernel calling another) count once.
+    """
+
+    def __init__(self):
+        from numba.core import event
+        self._timing = event.TimingListener()
+        self._installed = event.install_listener("numba:compile", self._timing)
+
+    @property
+    def seconds(self) -> float:
+        return self._timing.duration if self._timing.done else 0.0
+
+    def __enter__(self) -> "CompileTimer":
+        self._installed.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._installed.__exit__(*exc)

@@ -7,6 +7,6 @@ from ..exports import lazy_exports
 
 _EXPORTS = {
     "BENCHMARKS": "benchmark_registry",
-    "format_summary": "runner", "run_scene": "runner",
+    "format_summary": "runner", "run_scene": "runner", "warm_up_timed": "runner", "COMPILE_PHASE": "runner",
 }
 __getattr__, __all__ = lazy_exports(__name__, _EXPORTS)

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import threading
 import time
 
 import numpy as np
 from tqdm import tqdm
 
 from ..scenes import Scene
-from ..sim import ArticulationKinematics, matrix_to_quat
+from ..sim import ArticulationKinematics, jit, matrix_to_quat
 
 AXES = ("fx", "fy", "fz", "tx", "ty", "tz")
 STEP_COLUMNS = ("time_s", "iterations", "residual", "contacts", "max_penetration_m", "collision_ms", "dynamics_ms",
@@ -21,25 +22,28 @@ STEP_COLUMNS = ("time_s", "iterations", "residual", "contacts", "max_penetration
 
 @dataclasses.dataclass
 class RunResult:
-    """Per-step log (``header``, ``rows``) and the run's wall time [s]."""
+    """Per-step log (``header``, ``rows``), the run's wall time [s] and the part of it numba spent compiling."""
 
     header: list
     rows: np.ndarray
     wall_s: float
     dt: float
+    compile_s: float = 0.0
 
     def column(self, name: str) -> np.ndarray:
         return self.rows[:, self.header.index(name)]
 
     def summary(self) -> dict:
-        """Medians of the per-step costs, mean iterations, worst penetration, achieved real-time factor."""
+        """Medians of the per-step costs, mean iterations, worst penetration, achieved real-time factor (of the
+        wall time less the compilation's)."""
         steps = len(self.rows)
         if steps == 0:
             return dict(steps=0)
         sim_time = steps * self.dt
         per_step = self.column("collision_ms") + self.column("dynamics_ms") + self.column("solver_ms")
-        return dict(steps=steps, simulated_s=sim_time, wall_s=self.wall_s,
-                    realtime_factor=sim_time / self.wall_s if self.wall_s > 0 else float("inf"),
+        stepping = self.wall_s - self.compile_s
+        return dict(steps=steps, simulated_s=sim_time, wall_s=self.wall_s, compile_s=self.compile_s,
+                    realtime_factor=sim_time / stepping if stepping > 0 else float("inf"),
                     iterations_mean=float(self.column("iterations").mean()),
                     iterations_max=int(self.column("iterations").max()),
                     max_penetration_mm=1e3 * float(self.column("max_penetration_m").max()),
@@ -89,32 +93,60 @@ def run_scene(scene: Scene, steps: int, *, progress: bool = True, desc: str = "r
     kin = ArticulationKinematics(sim.model.robots[scene.script.robot]) if has_tool else None
     base_inverse = np.linalg.inv(kin.art.base_transform) if has_tool else None
     rows = np.zeros((steps, len(header)))
+    with jit.CompileTimer() as compiling:  # a kernel first called mid-run compiles then
+        t0 = time.perf_counter()
+        for k in tqdm(range(steps), desc=desc, unit="step", disable=not progress):
+            st = sim.step(scene.control(sim.state.time))
+            row = [sim.state.time, st.iterations, st.residual, st.contact_count, st.max_penetration, st.collision_ms,
+                   st.dynamics_ms, st.solver_ms]
+            row += list(sim.state.robot_q)
+            if has_tool:
+                row += _tool_pose(scene, kin, base_inverse)
+            for sensor in scene.sensors:
+                reading, wrench = sensor.update(sim.state.time, sim.previous_state, sim.state, sim.contacts, sim.dt)
+                frame = wrench.child_pose if sensor.spec.frame != "parent" else wrench.parent_pose
+                if sensor.spec.frame == "sensor":
+                    frame = frame @ sensor.spec.sensor_pose
+                to_base = sensor.base_rotation.T @ frame[:3, :3]
+                row += list(reading.wrench) + list(reading.true_wrench)
+                row += list(to_base @ reading.true_wrench[:3]) + list(to_base @ reading.true_wrench[3:])
+                row += list(sensor.base_frame(wrench.external_force))
+            rows[k] = row
+        wall = time.perf_counter() - t0
+    return RunResult(header, rows, wall, sim.dt, compiling.seconds)
+
+
+COMPILE_PHASE = "compiling kernels (first run only, 0.5-2 min; later runs load them in about a second)"
+
+
+def warm_up_timed(scene: Scene, *, progress: bool = True) -> float:
+    """Compile (or load) the scene's kernels with :meth:`Scene.warm_up`, showing :data:`COMPILE_PHASE` with a
+    running timer, so that a first run does not sit silent at step 0; returns the seconds it took."""
+    bar = tqdm(desc=COMPILE_PHASE, bar_format="{desc}: {elapsed}", disable=not progress)
+    done = threading.Event()
+
+    def tick():  # tqdm redraws only on update; the compile makes none for a minute
+        while not done.wait(0.5):
+            bar.refresh()
+    ticker = threading.Thread(target=tick, daemon=True)
+    ticker.start()
     t0 = time.perf_counter()
-    for k in tqdm(range(steps), desc=desc, unit="step", disable=not progress):
-        st = sim.step(scene.control(sim.state.time))
-        row = [sim.state.time, st.iterations, st.residual, st.contact_count, st.max_penetration, st.collision_ms,
-               st.dynamics_ms, st.solver_ms]
-        row += list(sim.state.robot_q)
-        if has_tool:
-            row += _tool_pose(scene, kin, base_inverse)
-        for sensor in scene.sensors:
-            reading, wrench = sensor.update(sim.state.time, sim.previous_state, sim.state, sim.contacts, sim.dt)
-            frame = wrench.child_pose if sensor.spec.frame != "parent" else wrench.parent_pose
-            if sensor.spec.frame == "sensor":
-                frame = frame @ sensor.spec.sensor_pose
-            to_base = sensor.base_rotation.T @ frame[:3, :3]
-            row += list(reading.wrench) + list(reading.true_wrench)
-            row += list(to_base @ reading.true_wrench[:3]) + list(to_base @ reading.true_wrench[3:])
-            row += list(sensor.base_frame(wrench.external_force))
-        rows[k] = row
-    return RunResult(header, rows, time.perf_counter() - t0, sim.dt)
+    try:
+        scene.warm_up()
+    finally:
+        done.set()
+        ticker.join()
+        bar.close()
+    return time.perf_counter() - t0
 
 
 def format_summary(name: str, summary: dict) -> str:
     if summary.get("steps", 0) == 0:
         return f"{name}: no steps"
+    compiled = (f"; {summary['compile_s']:.1f} s of it compiling kernels, not counted"
+                if summary.get("compile_s", 0.0) >= 0.05 else "")
     return (f"{name}: {summary['steps']} steps ({summary['simulated_s']:.2f} s simulated) in {summary['wall_s']:.2f} s "
-            f"wall (real-time factor {summary['realtime_factor']:.2f}, first step includes JIT compile)\n"
+            f"wall (real-time factor {summary['realtime_factor']:.2f}{compiled})\n"
             f"  iterations mean {summary['iterations_mean']:.1f}, max {summary['iterations_max']}; "
             f"max penetration {summary['max_penetration_mm']:.4f} mm\n"
             f"  median ms per step: collision {summary['collision_ms']:.3f}, dynamics {summary['dynamics_ms']:.3f}, "

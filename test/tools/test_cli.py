@@ -231,3 +231,21 @@ def test_soak_bad_input_exits_2_before_any_process(capsys, argv, message):
     pytest.importorskip("rclpy")
     assert cli.main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+def test_run_shows_the_compile_phase_and_leaves_it_out_of_the_real_time_factor(capsys):
+    """The first run must not sit at step 0 for a minute with a five-hour estimate (issue 34): the compile is a
+    phase of its own, shown before the steps' progress bar starts, and the summary's real-time factor is the
+    stepping's. The factor is checked against a summary built from the same rows with compile time removed."""
+    from cond_ros.tools import COMPILE_PHASE, format_summary
+    from cond_ros.tools.runner import RunResult
+    code = cli.main(["run", "box_sliding", "--headless", "--steps", "5"])
+    captured = capsys.readouterr()
+    assert code == 0
+    assert COMPILE_PHASE in captured.err and captured.err.index(COMPILE_PHASE) < captured.err.index("box_sliding:")
+    assert "real-time factor" in captured.out and "first step includes" not in captured.out
+    rows = np.zeros((100, 8))
+    result = RunResult(header=["time_s", "iterations", "residual", "contacts", "max_penetration_m", "collision_ms",
+                               "dynamics_ms", "solver_ms"], rows=rows, wall_s=3.0, dt=0.01, compile_s=2.5)
+    assert result.summary()["realtime_factor"] == pytest.approx(1.0 / 0.5)
+    assert "2.5 s of it compiling kernels, not counted" in format_summary("x", result.summary())
