@@ -4,13 +4,14 @@ replayed from it once per session.
 
 The scene (``slide_scene``): the Panda lowers its open fingers onto a table, presses and slides them
 along x, so the wrist F/T sensor sees the friction force (mu times the normal force) within a second;
-about 15 ms per step here. Its YAML is written into the session's tmp dir, with the friction
-coefficient and the sensor noise as parameters.
+about 15 ms per step here. It ships as ``config/slide_mu05.yaml`` and ``config/slide_mu08.yaml`` (the README's
+bag example runs them by name), with mu 0.5 and 0.8.
 """
 import os
 
 import numpy as np
 import pytest
+import yaml
 
 from cond_ros.bags.io import BagReader
 from cond_ros.bags.record import record_scene
@@ -23,46 +24,18 @@ DURATION = 1.8  # [s]: approach, press, slide, hold
 MU_NOMINAL, MU_CHANGED = 0.5, 0.8
 NOISE_STD = (0.05, 0.05, 0.05, 0.002, 0.002, 0.002)  # the scene's F/T noise [N, N m]
 
-SCENE = """# The Panda lowers its open fingers onto a table (slowly over the last 2.5 cm), presses and slides them
-# along x: the wrist F/T sensor sees the friction force, mu times the normal force.
-name: panda_slide
-dt: 0.01
-duration: {duration}
-solver: {{name: cond, tolerance: 1.0e-6, max_iterations: 500}}
-contact: {{virtual_node_gain: 1.0e+4, contact_margin: 0.005}}
-robots:
-  - name: panda
-    urdf: urdf/panda.urdf
-    q: [0.0, -0.3831, 0.0, -1.7152, 0.0, 1.3321, 0.7854, 0.04]   # TCP at (0.4, 0, 0.65), pointing down
-    drive_stiffness: [2000, 2000, 2000, 2000, 600, 600, 200, 500]
-    drive_damping: [80, 80, 80, 80, 20, 20, 8, 20]
-    mu: {mu}
-colliders:
-  - {{type: box, position: [0.45, 0.0, 0.2], size: [0.4, 0.6, 0.4], mu: {mu}}}   # table top at z = 0.4
-sensors:
-  - name: wrist_ft
-    robot: panda
-    parent_link: ft_sensor_link
-    child_link: panda_hand
-    frame: parent
-    noise_std: [{noise}]
-    seed: 3
-script:
-  robot: panda
-  tool_link: panda_tcp
-  waypoints:
-    - {{t: 0.0}}
-    - {{t: 0.35, tool: {{position: [0.4, 0.0, 0.42], rpy: [3.14159265, 0.0, 0.0]}}}}
-    - {{t: 0.6, tool: {{position: [0.4, 0.0, 0.397], rpy: [3.14159265, 0.0, 0.0]}}}}
-    - {{t: 0.75}}
-    - {{t: 1.55, tool: {{position: [0.48, 0.0, 0.397], rpy: [3.14159265, 0.0, 0.0]}}}}
-"""
+SCENES = ("slide_mu05", "slide_mu08")  # config/: the README's bag example, nominal and changed friction
 
 
-def write_scene(path, *, mu=MU_NOMINAL, noise=NOISE_STD, duration=DURATION) -> str:
-    with open(path, "w") as fh:
-        fh.write(SCENE.format(mu=mu, noise=", ".join(str(v) for v in noise), duration=duration))
-    return str(path)
+def _scene_path(name: str, mu: float) -> str:
+    """The packaged scene ``name``, checked to be the one these tests assume (its mu, noise and duration)."""
+    from cond_ros.resources import scene_files
+    path = scene_files()[name]
+    with open(path) as fh:
+        data = yaml.safe_load(fh)
+    assert data["robots"][0]["mu"] == mu and data["colliders"][0]["mu"] == mu, path
+    assert tuple(data["sensors"][0]["noise_std"]) == NOISE_STD and data["duration"] == DURATION, path
+    return path
 
 
 def sim_config(scene_path, **values):
@@ -86,8 +59,8 @@ def bag_dir(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def scenes(bag_dir):
-    """(nominal, changed friction) scene YAML paths."""
-    return (write_scene(bag_dir / "slide_nominal.yaml"), write_scene(bag_dir / "slide_changed.yaml", mu=MU_CHANGED))
+    """(nominal, changed friction) scene YAML paths: config/slide_mu05.yaml and slide_mu08.yaml."""
+    return _scene_path(SCENES[0], MU_NOMINAL), _scene_path(SCENES[1], MU_CHANGED)
 
 
 @pytest.fixture(scope="session")
