@@ -1,0 +1,155 @@
+"""Every shell command in the README runs as written (issue 34).
+
+Each command of the README's ```bash blocks (a line, its ``\\`` continuations joined, each ``&&`` part on its
+own) is matched by one rule below, in README order:
+
+- ``run``: run as written in one scratch directory shared by the whole README, so that the bag example's
+  ``record``, ``replay``, ``compare`` and ``play`` use each other's output; it must exit 0. ``extra`` arguments
+  bound a command that would run for minutes (``--duration``); ``for_s`` lets a command that runs until
+  stopped (a node, a looping player) run that long, then it must be alive and end with 0 on SIGINT.
+- ``help``: a benchmark of minutes or hours: its ``--help`` must list every option the README gives it.
+- ``excused``: with the reason (a ROS 2 distribution, the user's own bags, a synopsis, the install CI runs).
+
+A README command that no rule matches fails the test: a new example is run or excused, never left to drift.
+The compare example's tables in the README must be the report's, digit for digit.
+"""
+import dataclasses
+import os
+import pathlib
+import re
+import signal
+import subprocess
+import sys
+
+from ros_harness import ros_session
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+DISTRIBUTION = "needs a ROS 2 distribution (apt); the colcon build is tested in test_install.py"
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    pattern: str  # a regex the whole command must match
+    action: str  # run, help or excused
+    extra: str = ""
+    for_s: float = 0.0
+    why: str = ""
+    ros: bool = False  # needs rclpy
+
+
+RULES = [
+    Rule(r"python3 -m pip install -e (\.|'\.\[test,ros\]'|'\.\[ros\]')", "excused",
+         why="the install itself: .ci/run runs it, and test_install.py tests every install path"),
+    Rule(r"cond-ros build-interfaces --install", "excused", why="CI runs it before the tests"),
+    Rule(r"python3 -m pytest", "excused", why="this test is part of that run"),
+    Rule(r"cond-ros run cloth_drape --headless --steps 300", "run"),
+    Rule(r"cond-ros compile", "run"),
+    Rule(r"python benchmarks/\S+\.py.*", "help"),
+    Rule(r"cond-ros launch panda_cable --scene panda_cable_small", "run", extra="--duration 10", ros=True),
+    Rule(r"cond-ros launch panda_cable --lockstep --real-time-factor 0", "run", extra="--duration 20", ros=True),
+    Rule(r"cond_sim --ros-args .*", "run", for_s=8.0, ros=True),
+    Rule(r"source .*|cd ~/ws|ln -s /path/to/cond_ros src/|colcon build .*|ros2 (launch|run|bag record) .*", "excused",
+         why=DISTRIBUTION),
+    Rule(r"cond-ros compare (fr3_bag|panda_ros1\.bag|robot_bag) sim_bag --preset .*", "excused",
+         why="the user's robot bags; the presets are tested in test/bags/test_presets.py"),
+    Rule(r".*\[--.*", "excused", why="a synopsis of the options"),
+    Rule(r"cond-ros record slide_mu08 --out robot_bag", "run"),
+    Rule(r"cond-ros replay robot_bag --scene slide_mu05 --out sim_bag", "run"),
+    Rule(r"cond-ros compare robot_bag sim_bag --real-topic /cond_sim/ft/wrist_ft .* --out report", "run"),
+    Rule(r"cond-ros play robot_bag", "run", ros=True),
+    Rule(r"cond-ros play robot_bag .* --loop", "run", for_s=5.0, ros=True),
+]
+
+
+def readme_commands() -> list:
+    """The shell commands of the README's bash blocks, comments removed, in order."""
+    commands, block = [], None
+    for line in README.read_text().splitlines():
+        if line.startswith("```"):
+            block = [] if line.strip() == "```bash" and block is None else None
+            continue
+        if block is None:
+            continue
+        line = re.sub(r"\s+#\s.*$", "", line).rstrip()
+        if not line or line.lstrip().startswith("#"):
+            continue
+        if commands and commands[-1].endswith("\\"):
+            commands[-1] = commands[-1][:-1].rstrip() + " " + line.strip()
+        else:
+            commands.append(line.strip())
+    return [part.strip() for command in commands for part in command.split(" && ")]
+
+
+def rule_for(command: str) -> Rule | None:
+    return next((rule for rule in RULES if re.fullmatch(rule.pattern, command)), None)
+
+
+def test_every_readme_command_has_a_rule():
+    commands = readme_commands()
+    assert len(commands) > 30, commands  # the parser still finds the README's examples
+    unmatched = [command for command in commands if rule_for(command) is None]
+    assert not unmatched, "README commands neither run nor excused here:\n  " + "\n  ".join(unmatched)
+
+
+def _shell(command: str, cwd, timeout: float, for_s: float = 0.0) -> tuple:
+    """(exit code, output) of ``command`` in bash, in its own process group, killed with it."""
+    proc = subprocess.Popen(["bash", "-c", command], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+    try:
+        if for_s:
+            try:
+                out, _ = proc.communicate(timeout=for_s)
+                return proc.returncode, f"ended on its own within {for_s} s:\n{out}"
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGINT)
+        out, _ = proc.communicate(timeout=timeout)
+        return proc.returncode, out
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+
+
+def _table(text: str, header: str) -> list:
+    lines = text[text.index(header):].splitlines()
+    return lines[:next(k for k, line in enumerate(lines) if not line.startswith("|"))]
+
+
+def test_the_readme_commands_run_as_written(tmp_path):
+    has_rclpy = True
+    try:
+        import rclpy  # noqa: F401
+    except ImportError:
+        has_rclpy = False
+    bin_dir = pathlib.Path(sys.executable).parent
+    env_path = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"  # cond-ros and cond_sim of this interpreter
+    failures, ran = [], 0
+    with ros_session():
+        os.environ["PATH"], saved_path = env_path, os.environ.get("PATH", "")
+        try:
+            for command in readme_commands():
+                rule = rule_for(command)
+                if rule is None or rule.action == "excused" or (rule.ros and not has_rclpy):
+                    continue
+                if rule.action == "help":
+                    script = command.split()[1]
+                    code, out = _shell(f"python {script} --help", ROOT, timeout=120)
+                    missing = [o for o in re.findall(r"(?<![\w-])(--[a-z][\w-]*)", command) if o not in out]
+                    if code != 0 or missing:
+                        failures.append(f"{command}: --help exit {code}, options not in it: {missing}\n{out[-1500:]}")
+                    continue
+                full = f"{command} {rule.extra}".strip()
+                code, out = _shell(full, tmp_path, timeout=300, for_s=rule.for_s)
+                ran += 1
+                if code != 0:
+                    failures.append(f"{full}: exit {code}\n{out[-3000:]}")
+        finally:
+            os.environ["PATH"] = saved_path
+    assert not failures, "\n\n".join(failures)
+    assert ran >= (9 if has_rclpy else 5)
+    readme, report = README.read_text(), (tmp_path / "report" / "report.md").read_text()
+    for header in ("| axis | unit | RMSE", "| window [s after the first sample]"):
+        assert _table(readme, header) == _table(report, header), f"the README's compare table {header!r} is stale"
