@@ -145,7 +145,8 @@ def _cmd_launch(args) -> int:
         return 2
     overrides = {k: v for k, v in (("scene", args.scene), ("real_time_factor", args.real_time_factor),
                                    ("lockstep", "true" if args.lockstep else None),
-                                   ("use_sim_time", args.use_sim_time)) if v is not None}
+                                   ("use_sim_time", args.use_sim_time), ("rviz", "true" if args.rviz else None))
+                 if v is not None}
     try:
         return run_launch(args.name, overrides, duration=args.duration)
     except ValueError as exc:
@@ -547,6 +548,9 @@ def build_parser() -> argparse.ArgumentParser:
     launch.add_argument("--real-time-factor", default=None, help="target simulated / wall time (default 1.0)")
     launch.add_argument("--lockstep", action="store_true", help="each step waits for the controller's command")
     launch.add_argument("--use-sim-time", default=None, help="true|false: the controller runs on /clock (default true)")
+    launch.add_argument("--rviz", action="store_true",
+                        help="also start rviz2 with config/panda_cable.rviz (needs a ROS 2 distribution's rviz2; its "
+                             "exit does not stop the launch)")
     launch.add_argument("--duration", type=float, default=None, help="stop after this many wall seconds")
     launch.set_defaults(func=_cmd_launch)
     soak = sub.add_parser("soak", help="the node beside a controller flooding every command topic, sampled each "

@@ -18,7 +18,8 @@ from . import simulation_control
 from .interfaces import (FT_PRESETS, JOINT_COMMAND_TOPIC, JOINT_INTERFACES, JOINT_STATES_TOPIC, JointInterface,
                          joint_interface, stiffness_link)
 from .joint_names import JointNameMap, UnknownJointError
-from .outputs import WORLD_FRAME, cable_polyline, collider_shapes, link_frames, robot_kinematics, sensor_frame_id
+from .outputs import (WORLD_FRAME, cable_polyline, collider_shapes, contact_force_segments, link_frames,
+                      robot_kinematics, sensor_frame_id, soft_body_surface)
 from .pacing import Pacer
 from .publication import CLOCK_TOPIC, StepOutputs, resolve_topic, topic_token
 from .sim_setup import build_scene, command_mapping, load_scene_parameter, warm_up
@@ -41,5 +42,6 @@ __all__ = [
     "Pacer", "LockstepGate", "SimClock", "StepRequests",
     # values out
     "StepOutputs", "CLOCK_TOPIC", "JOINT_STATES_TOPIC", "WORLD_FRAME", "resolve_topic", "topic_token",
-    "cable_polyline", "collider_shapes", "link_frames", "robot_kinematics", "WarningThrottle",
+    "cable_polyline", "collider_shapes", "contact_force_segments", "link_frames", "robot_kinematics",
+    "soft_body_surface", "WarningThrottle",
 ]

@@ -72,6 +72,8 @@ PARAMETERS = (
     ParameterSpec("ft_rate", 0.0, "F/T topics " + _RATE, -1.0, 1e6),
     ParameterSpec("contact_wrench_rate", 0.0, "contact wrench topics " + _RATE, -1.0, 1e6),
     ParameterSpec("marker_rate", 10.0, "markers " + _RATE, -1.0, 1e6),
+    ParameterSpec("marker_force_scale", 0.01, "[m/N] length of each contact force's line in ~/markers; 0 = none",
+                  0.0, 100.0, read_only=False),
     ParameterSpec("tf_rate", 50.0, "/tf (when tf2_msgs is importable) " + _RATE, -1.0, 1e6),
     ParameterSpec("diagnostics_period", 1.0, "[s] wall time between /diagnostics messages", 0.01, 3600.0),
     ParameterSpec("warning_period", 2.0, "[s] wall time between two warnings of one kind", 0.0, 3600.0,
@@ -129,6 +131,7 @@ class SimConfig:
     ft_outputs: tuple = ("native",)
     franka_stiffness_frame: str = ""
     command_handover_timeout: float = 0.5
+    marker_force_scale: float = 0.01
 
 
 def _check(spec: ParameterSpec, value) -> str | None:

@@ -94,6 +94,21 @@ def cable_polyline(model: Model, state: State, rod) -> np.ndarray:
     return np.vstack([start, centres, end])
 
 
+def soft_body_surface(state: State, body) -> np.ndarray:
+    """An FEM body's boundary triangles at ``state``: their corners [m], (3 F, 3), three per face in the mesh's
+    outward (right-hand) order, as a TRIANGLE_LIST marker takes them."""
+    return state.particle_q[body.surface_faces].reshape(-1, 3)
+
+
+def contact_force_segments(contacts, scale: float) -> np.ndarray:
+    """Each contact's force as a segment from its point to point + ``scale`` [m/N] x the force on its node side
+    (the moving side: a link, a cable segment, an FEM node): (2 m, 3) points [m], as a LINE_LIST takes them."""
+    if contacts is None or contacts.count == 0:
+        return np.zeros((0, 3))
+    start = contacts.position
+    return np.stack([start, start + scale * contacts.world_forces()], axis=1).reshape(-1, 3)
+
+
 @dataclasses.dataclass(frozen=True)
 class ColliderShape:
     """A static collider as a visual: kind (box, sphere, cylinder, capsule, plane), pose, full size [m]."""

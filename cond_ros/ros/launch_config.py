@@ -20,16 +20,35 @@ class LaunchArgument:
 FIRST_STEP_LOG = "first step done"  # what the sim node logs once it has stepped (the launcher waits for it)
 
 
+SHARE_PREFIX = "share:"  # a node argument naming a file of the package's share folder: share:config/x.rviz
+
+
 @dataclasses.dataclass(frozen=True)
 class NodeLaunch:
-    """A node: its console script (``ros2 run cond_ros EXECUTABLE``), its module (``python -m``), its name,
-    and its parameters as (parameter, launch argument, type); ``simulator``: it logs :data:`FIRST_STEP_LOG`."""
+    """A node: its executable (``ros2 run PACKAGE EXECUTABLE``), its module (``python -m``; empty for another
+    package's executable, run as it is), its name, and its parameters as (parameter, launch argument, type);
+    ``simulator``: it logs :data:`FIRST_STEP_LOG`. ``arguments``: its command line (an item starting with
+    :data:`SHARE_PREFIX` is a file of this package). ``condition``: the bool launch argument that starts it
+    (empty: always). ``essential``: its exit ends the launch (a viewer's does not)."""
 
     executable: str
     module: str
     name: str
     parameters: tuple
     simulator: bool = False
+    package: str = "cond_ros"
+    arguments: tuple = ()
+    condition: str = ""
+    essential: bool = True
+
+    def enabled(self, arguments: dict) -> bool:
+        """Whether the launch starts it, given the launch arguments (ValueError for a bad condition value)."""
+        if not self.condition:
+            return True
+        try:
+            return parse_bool(arguments[self.condition])
+        except ValueError as exc:
+            raise ValueError(f"launch argument {self.condition}: {exc}") from None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,6 +89,8 @@ PANDA_CABLE = LaunchSpec(
         LaunchArgument("real_time_factor", "1.0", "target simulated / wall time; 0 = as fast as possible"),
         LaunchArgument("lockstep", "false", "each step waits for the controller's command"),
         LaunchArgument("use_sim_time", "true", "the controller runs on /clock"),
+        LaunchArgument("rviz", "false", "also start rviz2 with config/panda_cable.rviz (rviz2 comes with a ROS 2 "
+                                        "distribution)"),
     ),
     nodes=(
         NodeLaunch("cond_sim", "cond_ros.ros.node", "cond_sim",
@@ -77,6 +98,8 @@ PANDA_CABLE = LaunchSpec(
                     ("lockstep", "lockstep", bool)), simulator=True),
         NodeLaunch("cond_demo_controller", "cond_ros.ros.demo_controller", "cond_demo_controller",
                    (("scene", "scene", str), ("use_sim_time", "use_sim_time", bool))),
+        NodeLaunch("rviz2", "", "rviz2", (), package="rviz2",
+                   arguments=("-d", SHARE_PREFIX + "config/panda_cable.rviz"), condition="rviz", essential=False),
     ),
 )
 LAUNCHES = {"panda_cable": PANDA_CABLE}

@@ -17,14 +17,16 @@ parent pid, which the launcher passes in ``COND_ROS_PARENT_PID``).
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
 
+from ..resources import packaged_file
 from ..stop_signals import StopSignals
-from .launch_config import FIRST_STEP_LOG, LAUNCHES, parameter_values
+from .launch_config import FIRST_STEP_LOG, LAUNCHES, SHARE_PREFIX, parameter_values
 from .lifetime import PARENT_PID_VARIABLE, parent_death_signal
 
 # [s] a node gets after SIGINT before it is killed: ros2 launch's sigterm_timeout. A clean stop takes 0.15-0.8 s,
@@ -39,7 +41,15 @@ def _ros_value(value) -> str:
 
 
 def node_command(node, arguments: dict) -> list:
-    """The command line of one node of a launch, with its parameters from the launch arguments."""
+    """The command line of one node of a launch, with its parameters from the launch arguments; ValueError for
+    another package's executable that is not installed (rviz2 on the pip path)."""
+    if not node.module:
+        executable = shutil.which(node.executable)
+        if executable is None:
+            raise ValueError(f"{node.condition}:=true starts {node.executable} (ROS 2 package {node.package}), which "
+                             f"is not on PATH: it comes with a ROS 2 distribution and has no PyPI wheel")
+        return [executable, *(packaged_file(a[len(SHARE_PREFIX):]) if a.startswith(SHARE_PREFIX) else a
+                              for a in node.arguments)]
     command = [sys.executable, "-m", node.module, "--ros-args", "-r", f"__node:={node.name}"]
     for name, value in parameter_values(node, arguments).items():
         command += ["-p", f"{name}:={_ros_value(value)}"]
@@ -105,11 +115,12 @@ def run_launch(name: str, overrides: dict, *, duration: float | None = None, out
     if unknown:
         raise ValueError(f"unknown launch arguments {unknown}; {name} takes {sorted(spec.defaults())}")
     arguments = dict(spec.defaults(), **overrides)
-    commands = [(node.name, node_command(node, arguments)) for node in spec.nodes]  # ValueError before starting
+    nodes = [node for node in spec.nodes if node.enabled(arguments)]
+    commands = [(node.name, node_command(node, arguments)) for node in nodes]  # ValueError before starting
     env = dict(os.environ)
     env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")  # a simulation stays on this machine unless told
     env[PARENT_PID_VARIABLE] = str(os.getpid())
-    processes, forwarders = [], []
+    processes, forwarders, essential = [], [], []
     with StopSignals() as signals:
         try:
             # every node is started before any output thread: a preexec_fn is only safe to fork without threads
@@ -120,16 +131,17 @@ def run_launch(name: str, overrides: dict, *, duration: float | None = None, out
                                         preexec_fn=parent_death_signal())
                 processes.append((node_name, proc))
             stepped = threading.Event()
-            for (node_name, proc), node in zip(processes, spec.nodes):
+            for (node_name, proc), node in zip(processes, nodes):
                 forwarders.append(threading.Thread(target=_forward, daemon=True, args=(
                     node_name, proc.stdout, out, stepped if node.simulator else None)))
                 forwarders[-1].start()
             start = time.monotonic()
             end = None if duration is None else start + duration
-            while (signals.received is None and all(p.poll() is None for _, p in processes)
+            essential = [(n, p) for (n, p), node in zip(processes, nodes) if node.essential]  # not a viewer
+            while (signals.received is None and all(p.poll() is None for _, p in essential)
                    and (end is None or time.monotonic() < end)):
                 time.sleep(POLL_S)
-            ended = [(n, p.returncode) for n, p in processes if p.poll() is not None]
+            ended = [(n, p.returncode) for n, p in essential if p.poll() is not None]
         finally:
             _stop(processes, out)
         end_of_output = time.monotonic() + 0.5
@@ -139,8 +151,8 @@ def run_launch(name: str, overrides: dict, *, duration: float | None = None, out
         others = ", ".join(n for n, _ in processes if n != node_name)
         _say(out, f"{node_name} ended on its own after {time.monotonic() - start:.1f} s ({_describe(code)}); "
                   f"stopped {others or 'nothing else'}")
-    code = _exit_code(signals.received, [p.returncode for _, p in processes])
-    if code == 0 and not stepped.is_set() and any(node.simulator for node in spec.nodes):
+    code = _exit_code(signals.received, [p.returncode for _, p in essential])
+    if code == 0 and not stepped.is_set() and any(node.simulator for node in nodes):
         _say(out, f"the simulation never stepped in {time.monotonic() - start:.0f} s (a first start compiles the "
                   "kernels for ~30-100 s: run `cond-ros compile` first, or give a longer --duration)")
         return 1

@@ -82,21 +82,37 @@ def _marker(ns_name: str, marker_id: int, kind: int, stamp: Time, color) -> Mark
     return msg
 
 
-def markers(cables, contact_points: np.ndarray, colliders, ns: int) -> MarkerArray:
+def _points(array) -> list:
+    return [Point(x=x, y=y, z=z) for x, y, z in np.asarray(array, dtype=np.float64).reshape(-1, 3).tolist()]
+
+
+def markers(cables, contact_points: np.ndarray, colliders, ns: int, surfaces=(), force_segments=None) -> MarkerArray:
     """Cables as line strips ((name, polyline, radius) each), contact points as spheres, colliders as
-    shapes (``outputs.ColliderShape``)."""
+    shapes (``outputs.ColliderShape``), FEM bodies' surfaces as triangle lists ((name, corners) each, from
+    ``outputs.soft_body_surface``) and contact forces as line segments (``outputs.contact_force_segments``)."""
     stamp = to_time(ns)
     out = MarkerArray()
     for i, (name, polyline, radius) in enumerate(cables):
         msg = _marker("cables", i, Marker.LINE_STRIP, stamp, (0.9, 0.5, 0.1, 1.0))
         msg.scale.x = 2.0 * radius
-        msg.points = [Point(x=float(p[0]), y=float(p[1]), z=float(p[2])) for p in polyline]
+        msg.points = _points(polyline)
         msg.text = name
         out.markers.append(msg)
     msg = _marker("contacts", 0, Marker.SPHERE_LIST, stamp, (1.0, 0.1, 0.1, 1.0))
     msg.scale.x = msg.scale.y = msg.scale.z = 0.006
-    msg.points = [Point(x=float(p[0]), y=float(p[1]), z=float(p[2])) for p in contact_points]
+    msg.points = _points(contact_points)
     out.markers.append(msg)
+    if force_segments is not None:
+        msg = _marker("contact_forces", 0, Marker.LINE_LIST, stamp, (1.0, 0.85, 0.0, 1.0))
+        msg.scale.x = 0.002  # line width [m]
+        msg.points = _points(force_segments)
+        out.markers.append(msg)
+    for i, (name, corners) in enumerate(surfaces):
+        msg = _marker("soft_bodies", i, Marker.TRIANGLE_LIST, stamp, (0.25, 0.55, 0.9, 0.9))
+        msg.scale.x = msg.scale.y = msg.scale.z = 1.0  # a TRIANGLE_LIST's points are scaled by it
+        msg.points = _points(corners)
+        msg.text = name
+        out.markers.append(msg)
     for i, shape in enumerate(colliders):
         msg = _marker("colliders", i, MARKER_TYPES[shape.kind], stamp, (0.6, 0.6, 0.65, 0.6))
         _set_pose(msg.pose, shape.pose)

@@ -27,12 +27,12 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.impl.implementation_singleton import rclpy_implementation
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import serialize_message
 from rclpy.task import Future
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
+from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
@@ -40,6 +40,7 @@ from visualization_msgs.msg import MarkerArray
 from ..cosim import (CLOCK_TOPIC, FORWARD_TOPICS, PARAMETERS, SPECS,
                      TRAJECTORY_TOPIC, CommandError, CommandState, ConfigError, LockstepGate, Pacer, SimClock,
                      StepOutputs, StepRequests, WarningThrottle, build_scene, cable_polyline, check_parameter,
+                     contact_force_segments, soft_body_surface,
                      collider_shapes, command_mapping, forward_targets, joint_state_targets, joint_trajectory,
                      link_frames, robot_kinematics, simulation_control, undeclared_parameter_problems, validate_config,
                      warm_up)
@@ -59,6 +60,7 @@ IDLE_WAIT = 0.1  # [s] longest wait for callbacks while nothing is due (a callba
 MAX_CALLBACKS_PER_LOOP = 100  # callbacks served between two steps at most, so a flood cannot stall stepping
 CLOCK_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT, history=HistoryPolicy.KEEP_LAST)
 DEFAULT_QOS = 10  # reliable, keep last 10: the RMW default, as the ros2_controllers broadcasters use
+DESCRIPTION_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)  # robot_state_publisher's
 
 
 def _descriptor(spec) -> ParameterDescriptor:
@@ -149,6 +151,8 @@ class SimNode(Node):
                 self.pacer.set_real_time_factor(float(p.value), time.monotonic())
             elif p.name == "lockstep_timeout":
                 self.lockstep.timeout = float(p.value)
+            elif p.name == "marker_force_scale":
+                self.marker_force_scale = float(p.value)
             elif p.name == "command_handover_timeout":
                 self.commands.handover_timeout = float(p.value)
             elif p.name == "steps_per_trigger":
@@ -168,6 +172,8 @@ class SimNode(Node):
         for topic in self.outputs.ft_topic_names:
             self.wrench_pubs[topic] = self._publisher(WrenchStamped, topic, DEFAULT_QOS)
         self.marker_pub = self.create_publisher(MarkerArray, "~/markers", DEFAULT_QOS)
+        self.marker_force_scale = self.config.marker_force_scale
+        self.description_pubs = self._publish_robot_descriptions()
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", DEFAULT_QOS)
         self.tf_pub = self.create_publisher(TFMessage, "/tf", 100) if TFMessage is not None else None
         limits = self.commands.limits
@@ -188,6 +194,18 @@ class SimNode(Node):
         self.create_service(Trigger, "~/step", self._on_step, callback_group=self.step_calls)
         self.create_service(Trigger, "~/reset", self._on_reset)
         self.simulation_interfaces = create_simulation_interfaces(self)
+
+    def _publish_robot_descriptions(self) -> list:
+        """Each robot's URDF on ``~/robot_description/NAME``, latched as robot_state_publisher latches its
+        /robot_description, for RViz's RobotModel (its links follow /tf). Not on /robot_description: a user's
+        ros2_control stack publishes its own there."""
+        publishers = []
+        for name, path in self.scene.robot_files:
+            publisher = self.create_publisher(String, f"~/robot_description/{name}", DESCRIPTION_QOS)
+            with open(path) as fh:
+                publisher.publish(String(data=fh.read()))
+            publishers.append(publisher)
+        return publishers
 
     def _publisher(self, kind, topic: str, qos):
         """A publisher; with ``record_bag`` set, one that also writes what it publishes to the bag."""
@@ -448,7 +466,11 @@ class SimNode(Node):
             cables = [(f"cable{i}", cable_polyline(self.sim.model, state, rod), rod.material.radius)
                       for i, rod in enumerate(self.scene.cables)]
             contacts = self.sim.contacts.position if self.sim.contacts is not None else []
-            self.marker_pub.publish(messages.markers(cables, contacts, self.colliders, ns))
+            surfaces = [(f"soft_body{i}", soft_body_surface(state, body))
+                        for i, body in enumerate(self.scene.soft_bodies)]
+            scale = self.marker_force_scale
+            forces = contact_force_segments(self.sim.contacts, scale) if scale > 0 else None
+            self.marker_pub.publish(messages.markers(cables, contacts, self.colliders, ns, surfaces, forces))
         if self.tf_pub is not None and self.rates["tf"].due(step):
             frames = link_frames(self.sim.model, state, self.kinematics, self.scene.sensors)
             self.tf_pub.publish(TFMessage(transforms=messages.transforms(frames, ns)))

@@ -159,6 +159,7 @@ class Scene(NamedTuple):
     cables: list
     soft_bodies: list = []
     mounts: list = []  # sensors.BodyMount: bodies held by a 6-axis F/T sensor
+    robot_files: tuple = ()  # (robot name, URDF path) of each robot, in model order
 
     @property
     def tool_link(self) -> Optional[int]:
@@ -231,7 +232,7 @@ def _scene_from_data(data, path: str, *, script: bool) -> Scene:
     contact = spec.sub("contact")
     gravity = spec.vector("gravity", 3, [0.0, 0.0, -9.81])
     builder = ModelBuilder(gravity=gravity)
-    robots = []
+    robots, robot_files = [], []
     script_spec = spec.sub("script") if "script" in spec else None
     track = None
     for r in spec.items("robots"):
@@ -247,6 +248,7 @@ def _scene_from_data(data, path: str, *, script: bool) -> Scene:
         builder.add_articulation(art, q=q, drive_stiffness=r.vector("drive_stiffness", n),
                                  drive_damping=r.vector("drive_damping", n), mu=r.number("mu", 0.5))
         robots.append((name, art, q))
+        robot_files.append((name, urdf_path))
     mounts = []
     for b in spec.items("bodies"):
         mass = b.positive("mass")
@@ -308,7 +310,7 @@ def _scene_from_data(data, path: str, *, script: bool) -> Scene:
         motion = _load_script(script_spec, model, robots, path) if script_spec is not None else None
     duration = spec.number("duration", 5.0)
     spec.check_unknown()
-    return Scene(simulator, motion, duration, sensors, cables, soft_bodies, mounts)
+    return Scene(simulator, motion, duration, sensors, cables, soft_bodies, mounts, tuple(robot_files))
 
 
 def _check_solver_options(solver: _Spec, options: dict) -> None:

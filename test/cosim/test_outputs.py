@@ -1,5 +1,6 @@
 """Published values as plain arrays: joint states with mimic joints, TF frames, cable polyline, colliders."""
 import numpy as np
+import pytest
 
 from cond_ros.cosim.outputs import (RateDivider, JointStateLayout, cable_polyline, collider_shapes, link_frames,
                                   robot_kinematics, sensor_frame_id)
@@ -58,3 +59,40 @@ def test_collider_shapes(small_scene):
     assert table.kind == "box"
     np.testing.assert_allclose(table.size, [0.6, 1.2, 0.1])
     np.testing.assert_allclose(table.pose[:3, 3], [0.6, 0.0, -0.05])
+
+
+def test_soft_body_surface_is_the_closed_outward_boundary():
+    """The triangle list of an FEM box encloses the box's volume by the divergence theorem (sum of a . (b x c) / 6
+    over outward triangles), so it is closed and outward, and it follows the state's node positions."""
+    from cond_ros.cosim import soft_body_surface
+    from cond_ros.sim import FemMaterial, ModelBuilder, add_soft_body, box_mesh
+    builder = ModelBuilder()
+    body = add_soft_body(builder, box_mesh((0.1, 0.05, 0.02), (3, 2, 1), center=(0.3, 0.0, 0.5)),
+                         FemMaterial(1e5, 0.3, 1000.0))
+    state = builder.finalize().state()
+
+    def enclosed(corners):
+        a, b, c = corners[0::3], corners[1::3], corners[2::3]
+        return float(np.einsum("ij,ij->i", a, np.cross(b, c)).sum() / 6.0)
+    corners = soft_body_surface(state, body)
+    assert corners.shape == (3 * len(body.surface_faces), 3)
+    assert enclosed(corners) == pytest.approx(0.2 * 0.1 * 0.04, rel=1e-12)
+    state.particle_q[body.particles] *= 2.0  # every length doubled: eight times the volume
+    assert enclosed(soft_body_surface(state, body)) == pytest.approx(8 * 0.2 * 0.1 * 0.04, rel=1e-12)
+
+
+def test_contact_force_segments_carry_the_weight_of_a_box_at_rest():
+    """A 0.5 kg box at rest on a plane: each segment starts at its contact point, and the forces the segments
+    draw (end - start over the scale) sum to the box's weight, upwards (statics); no contacts, no segments."""
+    from cond_ros.cosim import contact_force_segments
+    from cond_ros.scenes import BOX_MASS, box_on_plane
+    from cond_ros.sim import SimOptions, Simulator
+    sim = Simulator(box_on_plane(), options=SimOptions(0.01, "cond", {"tolerance": 1e-10, "max_iterations": 5000}))
+    for _ in range(100):
+        sim.step()
+    segments = contact_force_segments(sim.contacts, 0.01)
+    assert segments.shape == (2 * sim.contacts.count, 3) and sim.contacts.count == 4
+    np.testing.assert_array_equal(segments[0::2], sim.contacts.position)
+    total = ((segments[1::2] - segments[0::2]) / 0.01).sum(axis=0)
+    np.testing.assert_allclose(total, [0.0, 0.0, BOX_MASS * 9.81], atol=1e-3 * BOX_MASS * 9.81)
+    assert contact_force_segments(None, 0.01).shape == (0, 3)

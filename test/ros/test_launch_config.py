@@ -16,7 +16,8 @@ LAUNCH_FILE = packaged_file(os.path.join("launch", "panda_cable.launch.py"))
 def test_parameter_values():
     """Launch arguments (strings) become typed node parameters."""
     args = dict(PANDA_CABLE.defaults(), real_time_factor="0.5", lockstep="True")
-    sim, controller = PANDA_CABLE.nodes
+    sim, controller, rviz = PANDA_CABLE.nodes
+    assert parameter_values(rviz, args) == {} and not rviz.enabled(args) and rviz.enabled(dict(args, rviz="true"))
     assert parameter_values(sim, args) == {"scene": "panda_cable", "real_time_factor": 0.5, "lockstep": True}
     assert parameter_values(controller, args) == {"scene": "panda_cable", "use_sim_time": True}
     with pytest.raises(ValueError, match="lockstep"):
@@ -32,12 +33,30 @@ def test_node_command_line():
                            "real_time_factor:=1.0", "-p", "lockstep:=true"]
 
 
-def test_launcher_rejects_bad_arguments():
-    """Unknown or malformed arguments stop the launcher before it starts anything."""
+def test_launcher_rejects_bad_arguments(monkeypatch):
+    """Unknown or malformed arguments stop the launcher before it starts anything, and so does rviz:=true where
+    no rviz2 is installed (the pip path)."""
     with pytest.raises(ValueError, match="unknown launch arguments"):
         run_launch("panda_cable", {"speed": "2"})
     with pytest.raises(ValueError, match="real_time_factor"):
         run_launch("panda_cable", {"real_time_factor": "fast"})
+    with pytest.raises(ValueError, match="launch argument rviz: expected true or false"):
+        run_launch("panda_cable", {"rviz": "yes please"})
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(ValueError, match="rviz:=true starts rviz2 .ROS 2 package rviz2., which is not on PATH: it "
+                                         "comes with a ROS 2 distribution"):
+        run_launch("panda_cable", {"rviz": "true"})
+
+
+def test_rviz_command_line(tmp_path, monkeypatch):
+    """With an rviz2 on PATH, the launcher runs it on the packaged config/panda_cable.rviz."""
+    fake = tmp_path / "rviz2"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    rviz = PANDA_CABLE.nodes[2]
+    assert node_command(rviz, dict(PANDA_CABLE.defaults(), rviz="true")) == [
+        str(fake), "-d", packaged_file(os.path.join("config", "panda_cable.rviz"))]
 
 
 def _load_launch_file():
@@ -92,6 +111,9 @@ def _stand_ins(monkeypatch):
                                     Shutdown=record("shutdown")),
              "launch.event_handlers": dict(OnProcessExit=record("on_exit")),
              "launch.substitutions": dict(LaunchConfiguration=record("configuration")),
+             "launch.conditions": dict(IfCondition=record("if")),
+             "ament_index_python": dict(),
+             "ament_index_python.packages": dict(get_package_share_directory=lambda name: f"/opt/ros/share/{name}"),
              "launch_ros": dict(),
              "launch_ros.actions": dict(Node=record("node")),
              "launch_ros.parameter_descriptions": dict(ParameterValue=record("value"))}
@@ -100,16 +122,21 @@ def _stand_ins(monkeypatch):
 
 
 def test_launch_file_structure(monkeypatch):
-    """With stand-ins for launch and launch_ros, the file declares the four arguments, both nodes, and for each
-    node an exit handler that stops the launch."""
+    """With stand-ins for launch and launch_ros, the file declares the five arguments, the three nodes (rviz2 on
+    the package's config when rviz:=true), and for the sim and the controller an exit handler that stops the
+    launch (closing RViz does not)."""
     _stand_ins(monkeypatch)
     module = _load_launch_file()
     kind, (actions,), _ = module.generate_launch_description()
     assert kind == "description"
     arguments = [a[1][0] for a in actions if a[0] == "argument"]
-    assert arguments == ["scene", "real_time_factor", "lockstep", "use_sim_time"]
+    assert arguments == ["scene", "real_time_factor", "lockstep", "use_sim_time", "rviz"]
     nodes = {a[2]["executable"]: a for a in actions if a[0] == "node"}
-    assert set(nodes) == {"cond_sim", "cond_demo_controller"}
+    assert set(nodes) == {"cond_sim", "cond_demo_controller", "rviz2"}
+    rviz = nodes["rviz2"][2]
+    assert rviz["package"] == "rviz2" and rviz["arguments"] == ["-d", "/opt/ros/share/cond_ros/config/panda_cable.rviz"]
+    assert rviz["condition"] == ("if", (("configuration", ("rviz",), {}),), {}) and "parameters" not in rviz
+    assert "condition" not in nodes["cond_sim"][2]
     sim_parameters = nodes["cond_sim"][2]["parameters"][0]
     assert set(sim_parameters) == {"scene", "real_time_factor", "lockstep"}
     assert sim_parameters["real_time_factor"][2]["value_type"] is float
@@ -142,9 +169,10 @@ def test_launch_description_with_launch_ros():
     entities = module.generate_launch_description().entities
     nodes = [e for e in entities if isinstance(e, Node)]
     handlers = [e.event_handler for e in entities if isinstance(e, RegisterEventHandler)]
-    assert len(nodes) == 2 and len(handlers) == 2
+    assert len(nodes) == 3 and len(handlers) == 2
     for node in nodes:
-        assert any(h.matches(_exit_event(node)) for h in handlers), node.node_executable
+        stops = any(h.matches(_exit_event(node)) for h in handlers)
+        assert stops == (node.node_executable != "rviz2"), node.node_executable
 
 
 def _exit_event(action):

@@ -22,7 +22,7 @@ from ros_harness import (HARD_TIMEOUT_S, TOKEN_VARIABLE, NodeProcess, kill_token
 
 LAUNCH = ["-m", "cond_ros.cli", "launch", "panda_cable", "--scene", "panda_cable_small", "--real-time-factor", "0"]
 UP_TIMEOUT_S = HARD_TIMEOUT_S - 30  # the nodes' first start in a fresh clone compiles the kernels (30-100 s)
-GONE_S = 3.0  # every process of a launch is gone this long after the signal (2 s by design, + margin)
+GONE_S = 3.0  # every process of a launch is gone this long after the signal (the nodes stop in < 1 s)
 SIM_UP, CONTROLLER_UP = "[cond_sim] [INFO]", "playing the script"
 
 # A parent that starts one child, as the launcher does (parent-death signal, and the parent's pid in
@@ -246,3 +246,29 @@ def test_shared_memory_a_killed_node_leaves_is_cleaned_by_the_next(tmp_path):
             observer.spin_for(0.2)  # the observer's participant still works
         finally:
             observer.close()
+
+
+def test_rviz_starts_beside_the_nodes_and_its_exit_leaves_them_running(tmp_path):
+    """--rviz starts the rviz2 on PATH (here a stand-in that notes its arguments and exits with 3 at once) on the
+    package's config/panda_cable.rviz; a viewer that closes does not end the launch, which runs its duration and
+    exits 0."""
+    pytest.importorskip("rclpy")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "rviz2").write_text(f"#!/bin/sh\necho \"$@\" > {tmp_path / 'rviz_args'}\nexit 3\n")
+    (bin_dir / "rviz2").chmod(0o755)
+    token = uuid.uuid4().hex
+    with ros_session():
+        start = time.monotonic()
+        launcher = NodeProcess([*LAUNCH, "--rviz", "--duration", "8"], tmp_path / "launch.log",
+                               env={TOKEN_VARIABLE: token, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
+        try:
+            code = launcher.proc.wait(timeout=UP_TIMEOUT_S)
+        finally:
+            launcher.stop(grace=2.0)
+            kill_token_processes(token)
+    assert code == 0 and time.monotonic() - start > 8.0, launcher.log()
+    assert "first step done" in launcher.log() and "ended on its own" not in launcher.log(), launcher.log()
+    arguments = (tmp_path / "rviz_args").read_text().split()
+    assert arguments[0] == "-d" and arguments[1].endswith(os.path.join("config", "panda_cable.rviz"))
+    assert os.path.isfile(arguments[1])

@@ -39,6 +39,15 @@ def test_transforms_and_markers():
     cable, contacts, post = array.markers
     assert len(cable.points) == 3 and cable.scale.x == 0.004
     assert len(contacts.points) == 2 and post.scale.z == 0.3 and post.pose.position.x == 1.0
+    corners = np.arange(18.0).reshape(6, 3)  # two triangles
+    segments = np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 0.05]])
+    array = messages.markers([], np.zeros((0, 3)), [], 0, [("soft_body0", corners)], segments)
+    contacts, forces, surface = array.markers
+    assert (forces.ns, forces.type, len(forces.points), forces.points[1].z) == ("contact_forces", forces.LINE_LIST,
+                                                                               2, 0.05)
+    assert (surface.ns, surface.type, surface.text, len(surface.points)) == ("soft_bodies", surface.TRIANGLE_LIST,
+                                                                            "soft_body0", 6)
+    assert surface.points[4].y == 13.0 and surface.scale.x == 1.0 and surface.header.frame_id == "world"
 
 
 def test_trajectory_fields():

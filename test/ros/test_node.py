@@ -56,7 +56,27 @@ def test_publishes_state_ft_contacts_and_markers(sim):
     assert observer.messages["contact"], "no cable-post contact wrench"
     assert observer.messages["contact"][-1].header.frame_id == "world"
     namespaces = {m.ns for m in observer.messages["markers"][-1].markers}
-    assert {"cables", "contacts", "colliders"} <= namespaces
+    assert {"cables", "contacts", "contact_forces", "colliders"} <= namespaces
+
+
+def test_robot_description_is_latched_for_rviz(sim):
+    """RViz's RobotModel (config/panda_cable.rviz) reads the URDF from /cond_sim/robot_description/panda with a
+    transient-local, depth-1 subscription: a subscriber that comes late still gets the scene's URDF file."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile
+    from std_msgs.msg import String
+
+    from cond_ros.resources import packaged_file
+    observer, _ = sim
+    received = []
+    subscription = observer.node.create_subscription(
+        String, "/cond_sim/robot_description/panda", received.append,
+        QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+    try:
+        assert observer.spin_until(lambda: received, 10), "no robot description"
+    finally:
+        observer.node.destroy_subscription(subscription)
+    with open(packaged_file("urdf/panda.urdf")) as fh:
+        assert received[0].data == fh.read()
 
 
 def test_step_n_advances_clock_by_n_dt_and_publishes_n_joint_states(sim):
