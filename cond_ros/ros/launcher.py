@@ -1,8 +1,9 @@
 """``cond-ros launch NAME``: start a launch's nodes as child processes, without launch_ros (the pip path).
 
 Each node of :data:`~cond_ros.ros.launch_config.LAUNCHES` runs as ``python -m MODULE --ros-args -r
-__node:=NAME -p PARAM:=VALUE ...``, with its output prefixed by its name. The launcher stops them all when
-one of them exits, after ``duration`` seconds, or on SIGINT (Ctrl-C), SIGTERM or SIGHUP: SIGINT to each
+__node:=NAME -p PARAM:=VALUE ...`` (another package's executable, rviz2, as itself), with its output prefixed by
+its name. The launcher stops them all when one of them exits (not a viewer: closing RViz leaves the simulation
+running), after ``duration`` seconds, or on SIGINT (Ctrl-C), SIGTERM or SIGHUP: SIGINT to each
 node (rclpy's clean shutdown), SIGKILL to what is left after :data:`GRACE_S`, so all are gone within 5 s.
 It exits with the first failing node's code (a node killed by signal N counts as 128 + N), else 0 after
 Ctrl-C or ``duration``, and 128 + N after SIGTERM or SIGHUP, as a process killed by that signal would; but 1
