@@ -104,6 +104,10 @@ class SimNode(Node):
         self.rates = self.outputs.rates
         self.on_step = None  # optional callback(stamp_ns, start, stepped, published) (benchmarks)
         self.last_stats = None
+        # steps whose solve stopped at the solver's iteration cap, unconverged: in all, and since the last report
+        self.iteration_cap = getattr(self.sim.solver, "max_iterations", None)
+        self.solver_tolerance = getattr(self.sim.solver, "tolerance", 0.0)
+        self.capped_steps, self.capped_since_report = 0, 0
         self.failure = None  # why the last step failed, until a reset of the state (/diagnostics says ERROR)
         self.commands_accepted = self.commands_rejected = 0  # since the start (/diagnostics)
         self._callbacks = 0  # callbacks of this node run so far (the loop drains ready ones between steps)
@@ -417,6 +421,15 @@ class SimNode(Node):
             self._publish_diagnostics()
             return
         stepped = time.monotonic()
+        stats = self.last_stats
+        if self.iteration_cap is not None and stats.iterations >= self.iteration_cap and \
+                not stats.residual < self.solver_tolerance:
+            self.capped_steps += 1
+            self.capped_since_report += 1
+            self.warn("iteration_cap", f"the step from t = {sim.previous_state.time:.6f} s stopped at the solver's "
+                                       f"iteration cap ({self.iteration_cap}) with residual {stats.residual:.3g} "
+                                       f"(tolerance {self.solver_tolerance:g}): its result is not converged "
+                                       f"({self.capped_steps} such steps so far)")
         if self._created is not None:
             self.get_logger().info(f"{FIRST_STEP_LOG}, {stepped - self._created:.2f} s after the node started")
             self._created = None
@@ -489,7 +502,12 @@ class SimNode(Node):
                           contacts=self.last_stats.contact_count)
         message = ("paused" if not running else
                    f"real-time factor {achieved:.3f} of {target:g}" + (" (slower than the target)" if slow else ""))
-        level = "ERROR" if self.failure else "WARN" if slow or self.lockstep.held > 0 else "OK"
+        values.update(steps_at_iteration_cap=self.capped_steps)
+        capped, self.capped_since_report = self.capped_since_report, 0
+        if capped:
+            message += (f"; {capped} steps since the last report stopped at the solver's iteration cap "
+                        f"({self.iteration_cap}), unconverged")
+        level = "ERROR" if self.failure else "WARN" if slow or self.lockstep.held > 0 or capped else "OK"
         if self.failure:
             message = f"{self.failure}; paused until ~/reset"
         self.diagnostics_pub.publish(messages.diagnostics(f"{NODE_NAME}: stepping", level, message, values,

@@ -63,3 +63,21 @@ def test_a_diverging_step_pauses_says_error_and_reset_recovers(tmp_path, spinner
         assert observer.spin_until(lambda: len(observer.messages["diagnostics"]) > count + 1, 10)
         assert _level(observer.messages["diagnostics"][-1].status[0]) == 0  # OK again
         assert process.alive() and "Traceback" not in process.log()
+
+
+def test_a_step_that_stops_at_the_iteration_cap_is_reported(tmp_path):
+    """A solve cut off at solver_max_iterations is accepted as it is (the run goes on), but not silently:
+    /diagnostics turns WARN and counts such steps, and a throttled warning names the step, the cap and the
+    residual. At a cap of 1, V-FPI cannot converge the small cable scene (it needs 14-24 iterations)."""
+    with running_sim(tmp_path, solver_max_iterations=1, diagnostics_period=0.2) as (observer, process):
+        def capped():
+            return [s for m in observer.messages["diagnostics"] for s in m.status
+                    if "stopped at the solver's iteration cap (1), unconverged" in s.message]
+        assert observer.spin_until(capped, 30), _levels(observer)
+        status = capped()[-1]
+        assert _level(status) == 1  # WARN
+        values = {kv.key: kv.value for kv in status.values}
+        assert int(values["steps_at_iteration_cap"]) > 0
+        observer.spin_for(0.5)
+        assert "stopped at the solver's iteration cap (1) with residual" in process.log(), process.log()
+        assert process.alive() and "Traceback" not in process.log()
