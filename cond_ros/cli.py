@@ -166,9 +166,9 @@ def _cmd_soak(args) -> int:
         return 2
     problems = [f"--duration must be > 0 s, got {args.duration:g}"] if not args.duration > 0 else []
     problems += [f"--rate must be in (0, 10000] Hz, got {args.rate:g}"] if not 0 < args.rate <= 10_000 else []
-    if not os.path.isdir(args.out) and (problem := output_problem(args.out, new=True)):
-        problems.append(f"--out: {problem}")
-    elif os.path.isdir(args.out) and (problem := output_problem(os.path.join(args.out, "soak.csv"))):
+    existing = os.path.isdir(args.out)  # the soak writes into it; else it makes it
+    if problem := (output_problem(os.path.join(args.out, "soak.csv")) if existing
+                   else output_problem(args.out, new=True)):
         problems.append(f"--out: {problem}")
     if problems:
         print("cond-ros soak: " + "; ".join(problems), file=sys.stderr)
@@ -371,11 +371,11 @@ def _cmd_play(args) -> int:
     except (BagError, ValueError) as exc:
         print(f"cond-ros play: {exc}", file=sys.stderr)
         return 2
-    import os
-
     import rclpy
     from rclpy.signals import SignalHandlerOptions
-    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")  # as cond_sim: this machine unless set
+
+    from .ros import keep_discovery_local
+    keep_discovery_local()  # as cond_sim
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)  # Ctrl-C ends the playback below, not rclpy
     try:
         summary = play_bag(args.bag, rate=args.rate, topics=args.topics, clock_hz=args.clock, loop=args.loop,

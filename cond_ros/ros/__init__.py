@@ -17,7 +17,7 @@ _EXPORTS = {
     "run_launch": "launcher",
     "play_bag": "play",
     "plan_playback": "play",
-    "SoakOptions": "soak", "run_soak": "soak", "recovery": "soak",
+    "SoakOptions": "soak", "run_soak": "soak", "recovery": "soak", "keep_discovery_local": "lifetime",
     "INTERFACE_CACHE": "interface_build", "InterfaceBuildError": "interface_build",
     "build_interface_wheel": "interface_build", "install_interface_wheel": "interface_build",
 }

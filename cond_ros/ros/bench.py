@@ -67,11 +67,11 @@ def bench_ros_panda_cable(*, duration: float = 10.0, scene: str = "panda_cable",
     from rclpy.parameter import Parameter
     from tqdm import tqdm
 
+    from .lifetime import keep_discovery_local
     from .node import SimNode
 
+    keep_discovery_local()  # this process's and its children's
     env = dict(os.environ)
-    env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = env["ROS_AUTOMATIC_DISCOVERY_RANGE"]
     probe_file = tempfile.NamedTemporaryFile(suffix=".json", delete=False).name
     quiet_output = subprocess.DEVNULL if quiet else None
     children = [

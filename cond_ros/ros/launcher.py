@@ -28,7 +28,7 @@ import time
 from ..resources import packaged_file
 from ..stop_signals import StopSignals
 from .launch_config import FIRST_STEP_LOG, LAUNCHES, SHARE_PREFIX, parameter_values
-from .lifetime import PARENT_PID_VARIABLE, parent_death_signal
+from .lifetime import PARENT_PID_VARIABLE, keep_discovery_local, parent_death_signal
 
 # [s] a node gets after SIGINT before it is killed: ros2 launch's sigterm_timeout. A clean stop takes 0.15-0.8 s,
 # but the demo controller once took over 1.5 s (the grace before) while the sim stopped beside it, and a
@@ -119,7 +119,7 @@ def run_launch(name: str, overrides: dict, *, duration: float | None = None, out
     nodes = [node for node in spec.nodes if node.enabled(arguments)]
     commands = [(node.name, node_command(node, arguments)) for node in nodes]  # ValueError before starting
     env = dict(os.environ)
-    env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")  # a simulation stays on this machine unless told
+    keep_discovery_local(env)  # the nodes'
     env[PARENT_PID_VARIABLE] = str(os.getpid())
     processes, forwarders, essential = [], [], []
     with StopSignals() as signals:

@@ -120,6 +120,16 @@ def ignore_stop_signals() -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
+DISCOVERY_RANGE = "ROS_AUTOMATIC_DISCOVERY_RANGE"
+
+
+def keep_discovery_local(env=None):
+    """DDS discovery on this machine unless the user chose its range: ``env`` (default: this process's
+    environment, which children inherit) gets ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` where it has none.
+    Anything on the sim's domain can command the robot; every process the package starts with ROS calls this."""
+    (os.environ if env is None else env).setdefault(DISCOVERY_RANGE, "LOCALHOST")
+
+
 SHM_DIR = "/dev/shm"
 SHM_MIN_AGE_S = 5.0  # a segment younger than this may belong to a participant that is still starting
 

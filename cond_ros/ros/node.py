@@ -47,7 +47,7 @@ from ..cosim import (CLOCK_TOPIC, FORWARD_TOPICS, PARAMETERS, SPECS,
 from ..sim import ModelError, SimulationError
 from . import messages
 from .launch_config import FIRST_STEP_LOG
-from .lifetime import clean_stale_shared_memory, ignore_stop_signals, watch_parent
+from .lifetime import clean_stale_shared_memory, ignore_stop_signals, keep_discovery_local, watch_parent
 from .sim_services import create_simulation_interfaces
 
 try:  # no PyPI wheel of tf2_msgs: /tf only where ROS 2 comes from a distribution
@@ -496,13 +496,12 @@ class SimNode(Node):
         values = dict(summary, sim_time_s=self.sim.state.time, paused=self.requests.paused,
                       lockstep=self.lockstep.enabled, lockstep_held_in_a_row=self.lockstep.held,
                       lockstep_held_total=self.lockstep.held_total, commands_accepted=self.commands_accepted,
-                      commands_rejected=self.commands_rejected)
+                      commands_rejected=self.commands_rejected, steps_at_iteration_cap=self.capped_steps)
         if self.last_stats is not None:
             values.update(iterations=self.last_stats.iterations, residual=self.last_stats.residual,
                           contacts=self.last_stats.contact_count)
         message = ("paused" if not running else
                    f"real-time factor {achieved:.3f} of {target:g}" + (" (slower than the target)" if slow else ""))
-        values.update(steps_at_iteration_cap=self.capped_steps)
         capped, self.capped_since_report = self.capped_since_report, 0
         if capped:
             message += (f"; {capped} steps since the last report stopped at the solver's iteration cap "
@@ -541,7 +540,7 @@ def run_node(make_node, name: str, args=None, spin=None) -> int:
     (:func:`~cond_ros.ros.lifetime.watch_parent`)."""
     watch_parent(name)  # before rclpy.init: building the node can take a minute of numba compilation
     node = None
-    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")  # on this machine unless the user opens it
+    keep_discovery_local()
     stale = clean_stale_shared_memory()
     if stale:
         print(f"{name}: removed {len(stale)} Fast DDS shared-memory files that killed processes left in /dev/shm",

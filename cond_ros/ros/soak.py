@@ -259,8 +259,9 @@ def run_soak(options: SoakOptions, out_dir: str, log=print) -> dict:
     from diagnostic_msgs.msg import DiagnosticArray
 
     from ..stop_signals import StopSignals
+    from .lifetime import keep_discovery_local
     os.makedirs(out_dir, exist_ok=True)
-    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")  # for the children too
+    keep_discovery_local()  # this process's and its children's
     env = dict(os.environ)
     node_log, flood_log = os.path.join(out_dir, "soak_node.log"), os.path.join(out_dir, "soak_flood.log")
     flood_report = os.path.join(out_dir, "soak_flood.json")
