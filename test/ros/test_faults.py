@@ -68,8 +68,10 @@ def test_a_diverging_step_pauses_says_error_and_reset_recovers(tmp_path, spinner
 def test_a_step_that_stops_at_the_iteration_cap_is_reported(tmp_path):
     """A solve cut off at solver_max_iterations is accepted as it is (the run goes on), but not silently:
     /diagnostics turns WARN and counts such steps, and a throttled warning names the step, the cap and the
-    residual. At a cap of 1, V-FPI cannot converge the small cable scene (it needs 14-24 iterations)."""
-    with running_sim(tmp_path, solver_max_iterations=1, diagnostics_period=0.2) as (observer, process):
+    residual. At a cap of 1, V-FPI cannot converge the small cable scene (it needs 14-24 iterations), and the
+    unconverged steps diverge at sim time 3.84 s: at real time, /diagnostics reports them ~19 times before."""
+    with running_sim(tmp_path, solver_max_iterations=1, diagnostics_period=0.2, real_time_factor=1.0) as (
+            observer, process):
         def capped():
             return [s for m in observer.messages["diagnostics"] for s in m.status
                     if "stopped at the solver's iteration cap (1), unconverged" in s.message]
