@@ -33,13 +33,17 @@ setup(
         "ros": ["ros-rclpy", "ros-rmw-fastrtps-cpp", "ros-std-msgs", "ros-std-srvs", "ros-sensor-msgs",
                 "ros-geometry-msgs", "ros-trajectory-msgs", "ros-rosgraph-msgs", "ros-visualization-msgs",
                 "ros-diagnostic-msgs"],
+        # the browser 3D viewer (cond-ros run --view, cond-ros view; MIT): a three.js page served from Python
+        "view": ["viser>=1.0"],
         # independent references used only by tests: a conic solver, Pinocchio, the example-robot-data Panda;
         # colcon, to test the distribution's install path (a plain colcon build)
         "test": ["pytest>=7", "clarabel>=0.7", "pin>=3", "example-robot-data>=4", "colcon-common-extensions>=0.3",
                  # expands urdf/panda.ros2_control.xacro (test/test_ros2_control_files.py)
                  "xacro>=2",
                  # the code's layout: import layers and lint (test/test_code_layout.py)
-                 "import-linter>=2", "ruff>=0.5"],
+                 "import-linter>=2", "ruff>=0.5",
+                 # drives the system's headless chromium in the viewer's browser test (test/view/test_browser.py)
+                 "selenium>=4.10"],
     },
     zip_safe=False,
     maintainer="cond_ros developers",

@@ -1,6 +1,7 @@
 """The ``cond-ros`` command: run scenes headless and run benchmarks.
 
-    cond-ros run SCENE --headless [--steps N] [--solver cond] [--out run.csv]
+    cond-ros run SCENE [--view] [--steps N] [--solver cond] [--out run.csv] [--plot ft.png]
+    cond-ros view SCENE | RUN.csv | BAG [--scene S] [--port P]
     cond-ros bench NAME [--json] [--quick] [--out FILE]
     cond-ros launch NAME [--scene S] [--real-time-factor R] [--lockstep] [--use-sim-time true|false]
     cond-ros scenes
@@ -19,6 +20,7 @@ import sys
 
 from .output_paths import output_problem
 from .stop_signals import StopSignals
+from .view import add_view_options, add_view_parser
 from pathlib import Path
 
 
@@ -94,11 +96,20 @@ def _cmd_run(args) -> int:
     from .tools import format_summary, run_scene, warm_up_timed
     if args.scene_file is None and _unknown("run", "scene", args.scene, scene_names()):
         return 2
-    if not args.headless:
-        print("cond-ros run: only --headless is available until the ROS node exists (issue 6)", file=sys.stderr)
-        return 2
-    if args.out and (problem := output_problem(args.out)):
-        print(f"cond-ros run: --out: {problem}", file=sys.stderr)
+    from .view import view_option_problems, viewer_missing
+    problems = [f"--{name}: {problem}" for name in ("out", "plot")
+                if getattr(args, name) and (problem := output_problem(getattr(args, name)))]
+    if args.view:
+        problems += ["--headless and --view contradict each other"] if args.headless else []
+        problems += view_option_problems(args)
+        problems += [message] if (message := viewer_missing()) else []
+    else:
+        problems += [f"{flag} needs --view" for flag, given in (("--paused", args.paused),
+                                                                 ("--linger", args.linger is not None)) if given]
+    if args.real_time_factor is not None and not args.real_time_factor >= 0:
+        problems.append(f"--real-time-factor must be >= 0, got {args.real_time_factor:g}")
+    if problems:
+        print("cond-ros run: " + "; ".join(problems), file=sys.stderr)
         return 2
     if args.dt is not None and not RUN_DT_RANGE[0] <= args.dt <= RUN_DT_RANGE[1]:
         print(f"cond-ros run: --dt must be in [{RUN_DT_RANGE[0]:g}, {RUN_DT_RANGE[1]:g}] s, got {args.dt:g}",
@@ -117,14 +128,37 @@ def _cmd_run(args) -> int:
         return 2
     try:
         warm_up_timed(scene, progress=not args.quiet)
-        result = run_scene(scene, steps, progress=not args.quiet, desc=args.scene)
+        if args.view:
+            from .view import run_viewed
+            rtf = 1.0 if args.real_time_factor is None else args.real_time_factor
+            result = run_viewed(scene, steps, desc=args.scene, progress=not args.quiet, real_time_factor=rtf,
+                                paused=args.paused, linger_s=args.linger, host=args.host, port=args.port,
+                                fps=args.fps)
+            if result is None:
+                return 1
+        else:
+            result = run_scene(scene, steps, progress=not args.quiet, desc=args.scene,
+                               control=_paced(sim.dt, args.real_time_factor))
     except SimulationError as exc:
         print(f"cond-ros run: {exc}", file=sys.stderr)
         return 1
     if args.out:
         result.write_csv(args.out)
+    if args.plot:
+        result.write_ft_plot(args.plot, f"{args.scene}: F/T force and penetration")
     print(format_summary(args.scene, result.summary()))
+    for kind, path in (("per-step CSV", args.out), ("F/T plot", args.plot)):
+        if path:
+            print(f"  {kind}: {path}")
     return 0
+
+
+def _paced(dt: float, real_time_factor):
+    """A headless run's pacing: None (as fast as possible) unless a real-time factor > 0 is asked for."""
+    if not real_time_factor:
+        return None
+    from .view import RunControl
+    return RunControl(dt, real_time_factor)
 
 
 def _rclpy_missing(command: str) -> bool:
@@ -509,7 +543,16 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a built-in scene")
     run.add_argument("scene", help="scene name (see `cond-ros scenes`)")
-    run.add_argument("--headless", action="store_true", help="no viewer (required for now)")
+    run.add_argument("--headless", action="store_true", help="no viewer (the default; kept for scripts)")
+    run.add_argument("--view", action="store_true",
+                     help="serve the browser 3D view while it runs (needs the view extra: pip install "
+                          "'cond_ros[view]')")
+    run.add_argument("--real-time-factor", type=float, default=None,
+                     help="target simulated / wall time (default: 1 with --view, else as fast as possible)")
+    run.add_argument("--paused", action="store_true", help="with --view: start paused (Play or Step in the viewer)")
+    run.add_argument("--linger", type=float, default=None,
+                     help="with --view: seconds the viewer stays open after the run (default: until Ctrl-C)")
+    run.add_argument("--plot", default=None, help="write a PNG of the F/T force and the penetration over time")
     run.add_argument("--steps", type=int, default=None, help="steps to run (default: the scene's duration)")
     run.add_argument("--dt", type=float, default=None, help="time step [s] (default: the scene's, else 0.01)")
     run.add_argument("--solver", default=None,
@@ -519,6 +562,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "F/T readings (sensor and base frame)")
     run.add_argument("--scene-file", default=None, help="load this scene YAML instead of config/SCENE.yaml")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_view_options(run)
     run.set_defaults(func=_cmd_run)
     bench = sub.add_parser("bench", help="run a benchmark (box_sliding, chebyshev, scaling, cloth_drape, panda_pick, "
                                          "panda_cable, ros_panda_cable, soft_mat, soft_ball, soft_gripper, "
@@ -580,6 +624,7 @@ def build_parser() -> argparse.ArgumentParser:
     scenes = sub.add_parser("scenes", help="list built-in scenes")
     scenes.set_defaults(func=_cmd_scenes)
     _add_bag_parsers(sub)
+    add_view_parser(sub)
     return parser
 
 

@@ -42,7 +42,7 @@ def test_ruff_is_clean():
 
 
 # The top-level packages and their declared public names: code outside a package imports only these.
-PACKAGES = ("sim", "scenes", "cosim", "bags", "tools", "ros")
+PACKAGES = ("sim", "scenes", "cosim", "bags", "tools", "view", "ros")
 NEEDS_RCLPY = {"SimNode", "bench_ros_panda_cable"}
 
 

@@ -42,6 +42,12 @@ class SimulatedFTSensor:
         self.last = (reading, wrench)
         return reading, wrench
 
+    def reading_pose(self, wrench: JointWrench) -> np.ndarray:
+        """World pose (4x4) of the frame the step's reading is expressed in (``spec.frame``: the child link,
+        the parent link or the sensor's own frame on the child link)."""
+        pose = wrench.parent_pose if self.spec.frame == "parent" else wrench.child_pose
+        return pose @ self.spec.sensor_pose if self.spec.frame == "sensor" else pose
+
     def base_frame(self, vector_world: np.ndarray) -> np.ndarray:
         """A world vector in the robot's base frame."""
         return self.base_rotation.T @ vector_world
