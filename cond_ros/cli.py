@@ -179,7 +179,8 @@ def _cmd_launch(args) -> int:
         return 2
     overrides = {k: v for k, v in (("scene", args.scene), ("real_time_factor", args.real_time_factor),
                                    ("lockstep", "true" if args.lockstep else None),
-                                   ("use_sim_time", args.use_sim_time), ("rviz", "true" if args.rviz else None))
+                                   ("use_sim_time", args.use_sim_time), ("rviz", "true" if args.rviz else None),
+                                   ("view", "true" if args.view else None))
                  if v is not None}
     try:
         return run_launch(args.name, overrides, duration=args.duration)
@@ -323,14 +324,24 @@ def _cmd_salvage(args) -> int:
 
 def _cmd_replay(args) -> int:
     from .bags import replay_bag
+    from .view import ReplayView, view_option_problems, viewer_missing
     config = _sim_config("replay", args)
     if config is None:
         return 2
+    if args.view and (problems := view_option_problems(args) + ([m] if (m := viewer_missing()) else [])):
+        print("cond-ros replay: " + "; ".join(problems), file=sys.stderr)
+        return 2
+    observer = ReplayView(real_time_factor=1.0, host=args.host, port=args.port, fps=args.fps) if args.view else None
 
     def run():
-        summary = replay_bag(args.bag, args.out, config, drive=args.drive, joint_states_topic=args.joint_states_topic,
-                             start_ns=args.start_ns, duration_s=args.duration, storage=args.storage,
-                             progress=not args.quiet)
+        try:
+            summary = replay_bag(args.bag, args.out, config, drive=args.drive,
+                                 joint_states_topic=args.joint_states_topic, start_ns=args.start_ns,
+                                 duration_s=args.duration, storage=args.storage, progress=not args.quiet,
+                                 observer=observer)
+        finally:
+            if observer is not None:
+                observer.close()
         print(f"replayed {summary.steps} steps of {args.scene} driven by {summary.drive} "
               f"({', '.join(summary.topics_in)}) from stamp {summary.t0_ns} ns in {summary.wall_s:.1f} s to "
               f"{summary.out}: " + ", ".join(f"{topic} {n}" for topic, n in summary.counts.items()))
@@ -472,6 +483,9 @@ def _add_bag_parsers(sub) -> None:
                                            "write its joint states, F/T and contact wrenches to a new bag")
     replay.add_argument("bag", help="the recorded bag (rosbag2 directory, .mcap or .db3)")
     replay.add_argument("--scene", required=True, help="scene name or scene YAML path of the sim to replay")
+    replay.add_argument("--view", action="store_true", help="watch the replay in the browser 3D view, at real time "
+                                                            "(its slider: 0 = as fast as possible; the view extra)")
+    add_view_options(replay)
     _add_sim_options(replay)
     replay.add_argument("--drive", choices=("auto", "commands", "joint_states"), default="auto",
                         help="what drives the sim: the node's command topics, or recorded joint states as position "
@@ -595,6 +609,8 @@ def build_parser() -> argparse.ArgumentParser:
     launch.add_argument("--rviz", action="store_true",
                         help="also start rviz2 with config/panda_cable.rviz (needs a ROS 2 distribution's rviz2; its "
                              "exit does not stop the launch)")
+    launch.add_argument("--view", action="store_true",
+                        help="cond_sim serves the browser 3D view on http://127.0.0.1:8080 (the view extra)")
     launch.add_argument("--duration", type=float, default=None, help="stop after this many wall seconds")
     launch.set_defaults(func=_cmd_launch)
     soak = sub.add_parser("soak", help="the node beside a controller flooding every command topic, sampled each "

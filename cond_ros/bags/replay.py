@@ -168,8 +168,11 @@ def _stamp_or_log(msg, log_ns: int) -> int:
 
 def replay_bag(bag, out, config: SimConfig, *, drive: str = "auto", joint_states_topic: str = DEFAULT_JOINT_STATES,
                start_ns: int | None = None, duration_s: float | None = None, storage: str = "mcap",
-               feedforward: bool = True, progress: bool = True) -> ReplaySummary:
+               feedforward: bool = True, progress: bool = True, observer=None) -> ReplaySummary:
     """Replay ``bag`` through the sim of ``config`` and write the sim's topics to the new bag ``out``.
+
+    ``observer`` (a viewer's, or None): ``start(node)`` once the sim exists, ``before_step()`` before each step
+    (it may wait: a pause), ``after_step(node)`` after it.
 
     Raises BagError (naming the bag and topic) for unusable input or a failed simulation, ConfigError for
     a bad scene or parameter; no bag is left at ``out`` then.
@@ -235,8 +238,12 @@ def replay_bag(bag, out, config: SimConfig, *, drive: str = "auto", joint_states
             dynamics = InverseDynamics(node.sim.model, track.dofs) if feedforward else None
             dt, theta = dt_ns / messages.NS_PER_S, node.sim.model.integration_theta
         write_all(writer, published)
+        if observer is not None:
+            observer.start(node)
         e = 0
         for k in progress_bar(range(steps), progress=progress, desc="replay", unit="step"):
+            if observer is not None:
+                observer.before_step()
             if drive == "commands":
                 while e < len(events) and events[e][0] <= node.stamp_ns:
                     node.command(events[e][2], events[e][3])
@@ -252,6 +259,8 @@ def replay_bag(bag, out, config: SimConfig, *, drive: str = "auto", joint_states
                     qd = qd_next
                 node.hold(JointTargets(track.dofs, DriveMode.POSITION, position=q, velocity=qd_drive, effort=effort))
             step_and_write(node, writer, bag, ", ".join(topics_in))
+            if observer is not None:
+                observer.after_step(node)
     if clipped:
         warnings.append(f"{clipped} recorded joint positions or velocities were outside the model's limits and "
                         "were clipped")

@@ -93,6 +93,10 @@ PARAMETERS = (
                                             f"{', '.join(FT_PRESETS)}; a TOPIC may hold {{sensor}}"),
     ParameterSpec("franka_stiffness_frame", "", "franka_fr3_* F/T outputs: the link of the stiffness frame K; "
                                                 "empty = the first *tcp link fixed below the sensor, else its link"),
+    ParameterSpec("view", False, "serve the browser 3D view on view_host:view_port (needs the view extra: pip "
+                                 "install 'cond_ros[view]')"),
+    ParameterSpec("view_host", "127.0.0.1", "address the view serves on (0.0.0.0: every interface)"),
+    ParameterSpec("view_port", 8080, "port of the view (0: any free one; the log says which)", 0, 65535),
 )
 SPECS = {spec.name: spec for spec in PARAMETERS}
 LIVE_PARAMETERS = tuple(spec.name for spec in PARAMETERS if not spec.read_only)
@@ -132,6 +136,9 @@ class SimConfig:
     franka_stiffness_frame: str = ""
     command_handover_timeout: float = 0.5
     marker_force_scale: float = 0.01
+    view: bool = False
+    view_host: str = "127.0.0.1"
+    view_port: int = 8080
 
 
 def _check(spec: ParameterSpec, value) -> str | None:

@@ -16,7 +16,8 @@ from sensor_msgs.msg import JointState
 
 from ..cosim import JOINT_COMMAND_TOPIC, ConfigError, load_scene_parameter, script_commands
 from . import messages
-from .node import DEFAULT_QOS, run_node
+from .node import DEFAULT_QOS
+from .node_process import run_node
 
 NODE_NAME = "cond_demo_controller"
 

@@ -91,11 +91,13 @@ PANDA_CABLE = LaunchSpec(
         LaunchArgument("use_sim_time", "true", "the controller runs on /clock"),
         LaunchArgument("rviz", "false", "also start rviz2 with config/panda_cable.rviz (rviz2 comes with a ROS 2 "
                                         "distribution)"),
+        LaunchArgument("view", "false", "cond_sim serves the browser 3D view (http://127.0.0.1:8080; needs the view "
+                                        "extra)"),
     ),
     nodes=(
         NodeLaunch("cond_sim", "cond_ros.ros.node", "cond_sim",
                    (("scene", "scene", str), ("real_time_factor", "real_time_factor", float),
-                    ("lockstep", "lockstep", bool)), simulator=True),
+                    ("lockstep", "lockstep", bool), ("view", "view", bool)), simulator=True),
         NodeLaunch("cond_demo_controller", "cond_ros.ros.demo_controller", "cond_demo_controller",
                    (("scene", "scene", str), ("use_sim_time", "use_sim_time", bool))),
         NodeLaunch("rviz2", "", "rviz2", (), package="rviz2",

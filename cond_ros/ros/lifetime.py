@@ -10,7 +10,7 @@ the launcher (``ros2 launch``, ``ros2 run``, by hand):
   there to clean up yet, so SIGTERM's default action (exit at once) is right. The setting survives
   ``execve`` of a binary that is not set-user-ID, such as the re-execution of the interpreter by the
   ROS wheels' ``.pth`` hook (``os.execve``, same process).
-- :func:`watch_parent`, called by :func:`~cond_ros.ros.node.run_node` before ``rclpy.init``, when
+- :func:`watch_parent`, called by :func:`~cond_ros.ros.node_process.run_node` before ``rclpy.init``, when
   :data:`PARENT_PID_VARIABLE` (set by the launcher) names the node's parent: a daemon thread polls
   ``os.getppid()``; once the parent is gone it sends its own process SIGINT, the same clean shutdown as
   Ctrl-C (rclpy shuts its context down, so Fast DDS removes its /dev/shm files), and ends the process

@@ -11,8 +11,6 @@ MultiThreadedExecutor of the rclpy wheels starves timer-to-subscription traffic,
 """
 from __future__ import annotations
 
-import gc
-import os
 import sys
 import time
 import traceback
@@ -23,8 +21,6 @@ from geometry_msgs.msg import WrenchStamped
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.exceptions import ParameterException
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
-from rclpy.impl.implementation_singleton import rclpy_implementation
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -47,7 +43,7 @@ from ..cosim import (CLOCK_TOPIC, FORWARD_TOPICS, PARAMETERS, SPECS,
 from ..sim import ModelError, SimulationError
 from . import messages
 from .launch_config import FIRST_STEP_LOG
-from .lifetime import clean_stale_shared_memory, ignore_stop_signals, keep_discovery_local, watch_parent
+from .node_process import run_node
 from .sim_services import create_simulation_interfaces
 
 try:  # no PyPI wheel of tf2_msgs: /tf only where ROS 2 comes from a distribution
@@ -112,6 +108,7 @@ class SimNode(Node):
         self.commands_accepted = self.commands_rejected = 0  # since the start (/diagnostics)
         self._callbacks = 0  # callbacks of this node run so far (the loop drains ready ones between steps)
         self._next_diagnostics = 0.0
+        self.viewer = self._open_viewer() if self.config.view else None
         self._create_interfaces()
         self.add_on_set_parameters_callback(self._check_live_parameters)
         self.add_post_set_parameters_callback(self._apply_live_parameters)
@@ -122,6 +119,19 @@ class SimNode(Node):
             f"{'paused' if self.requests.paused else 'running'} at real-time factor {self.config.real_time_factor}"
             f"{', lockstep' if self.config.lockstep else ''}; joint states on {self.outputs.interface.joint_states}, "
             f"commands on {self.outputs.interface.joint_commands}")
+
+    def _open_viewer(self):
+        """The browser view (``view``); a ConfigError, before any step, when it cannot serve."""
+        from ..view import viewer_missing
+        from .node_view import NodeViewer
+        if message := viewer_missing():
+            raise ConfigError(f"view: {message}")
+        try:
+            viewer = NodeViewer(self)
+        except OSError as exc:
+            raise ConfigError(f"view: cannot serve on {self.config.view_host}:{self.config.view_port}: {exc}") from None
+        self.get_logger().info(f"viewer: {viewer.url}")
+        return viewer
 
     # -- parameters ------------------------------------------------------------------------------------
 
@@ -263,6 +273,8 @@ class SimNode(Node):
 
     def destroy_node(self):
         self.close_recording()
+        if self.viewer is not None:
+            self.viewer.close()
         return super().destroy_node()
 
     def _trajectory(self, msg):
@@ -372,6 +384,8 @@ class SimNode(Node):
         """The node's loop: step when due, serve callbacks in between, until shutdown or ``stop()``."""
         self.pacer.restart(time.monotonic())
         while self.context.ok() and not stop():
+            if self.viewer is not None:
+                self.viewer.serve()
             now = time.monotonic()
             wait = self._step_if_due(now)
             if now >= self._next_diagnostics:
@@ -464,6 +478,8 @@ class SimNode(Node):
         """/clock, then /joint_states if due: the time and what a controller closes its loop on."""
         ns, step, state = self.clock.stamp_ns, self.clock.steps, self.sim.state
         self.clock_pub.publish(messages.clock(ns))
+        if self.viewer is not None:
+            self.viewer.stepped(self.last_stats)
         joint_state = self.outputs.joint_state(step, state)
         if joint_state is not None:
             self.joint_state_pub.publish(messages.joint_state(*joint_state, ns))
@@ -526,63 +542,6 @@ class _RecordedPublisher:
 
     def __getattr__(self, name):
         return getattr(self._publisher, name)
-
-
-RCLError = rclpy_implementation.RCLError
-SECURITY_HINT = ("; ROS_SECURITY_ENABLE is true, and the Fast DDS of the PyPI wheels has no security plugins: "
-                 "SROS2 needs a ROS 2 distribution's build (README, \"Who may command the sim\")")
-
-
-def run_node(make_node, name: str, args=None, spin=None) -> int:
-    """Init rclpy, build a node (a ConfigError is printed and gives exit code 2), spin it on a
-    SingleThreadedExecutor (``spin(node, executor)``, else ``executor.spin()``) until shutdown, destroy it.
-    Started by ``cond-ros launch``, the process also ends when the launcher does
-    (:func:`~cond_ros.ros.lifetime.watch_parent`)."""
-    watch_parent(name)  # before rclpy.init: building the node can take a minute of numba compilation
-    node = None
-    keep_discovery_local()
-    stale = clean_stale_shared_memory()
-    if stale:
-        print(f"{name}: removed {len(stale)} Fast DDS shared-memory files that killed processes left in /dev/shm",
-              file=sys.stderr)
-    try:
-        with rclpy.init(args=args):
-            try:
-                node = make_node()
-            except ConfigError as exc:
-                print(f"{name}: {exc}", file=sys.stderr)
-                return 2
-            except RCLError as exc:  # the middleware refused the node: a keystore, a domain, an rmw
-                print(f"{name}: cannot create the node: {str(exc).splitlines()[0]}"
-                      + (SECURITY_HINT if os.environ.get("ROS_SECURITY_ENABLE") == "true" else ""), file=sys.stderr)
-                return 2
-            executor = SingleThreadedExecutor()
-            executor.add_node(node)
-            try:
-                if spin is not None:
-                    spin(node, executor)
-                else:
-                    try:
-                        executor.spin()
-                    except Exception:  # a timer that publishes after a signal shut the context down
-                        if node.context.ok():
-                            raise
-            finally:
-                ignore_stop_signals()
-                executor.shutdown()
-                # rclpy destroys its nodes on shutdown only when the context is still up, which a signal's
-                # shutdown is not; left to the garbage collector, the DDS participant would go with the exit
-                node.destroy_node()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        ignore_stop_signals()  # rclpy's shutdown put Python's own handlers back
-        if node is None:
-            gc.collect()  # a node interrupted while being built: its participant goes now, not with the exit
-        # the exit's collection of numba's objects took 0.7-2 s on 2 loaded cores (a launcher waits 1.5 s);
-        # nothing in them needs finalizing
-        gc.freeze()
-    return 0
 
 
 def spin_until_shutdown(node: SimNode, executor) -> None:

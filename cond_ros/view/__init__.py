@@ -14,6 +14,6 @@ _EXPORTS = {
     "RunControl": "run_control", "LatestStep": "live", "LiveView": "live", "SceneViewer": "viewer",
     "VIEW_EXTRA": "extra", "ViewerUnavailable": "extra", "viewer_missing": "extra",
     "add_view_options": "command", "add_view_parser": "command", "run_viewed": "command",
-    "view_option_problems": "command",
+    "view_option_problems": "command", "ReplayView": "command",
 }
 __getattr__, __all__ = lazy_exports(__name__, _EXPORTS)

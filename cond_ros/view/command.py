@@ -83,6 +83,38 @@ def run_viewed(scene, steps: int, *, desc: str, progress: bool, real_time_factor
     return result
 
 
+class ReplayView:
+    """The viewer of a ``cond-ros replay``: opened once the replay's sim exists; Pause and Step hold and step the
+    replay (a reset is refused: a replay follows its bag from the start)."""
+
+    def __init__(self, *, real_time_factor: float, host: str, port: int, fps: float):
+        self.options = dict(host=host, port=port, fps=fps)
+        self.real_time_factor = real_time_factor
+        self.live = self.controls = None
+        self._start = 0.0
+
+    def start(self, node) -> None:
+        from .live import LiveView
+        from .run_control import RunControl
+        self.controls = RunControl(node.sim.dt, self.real_time_factor, allow_reset=False)
+        self.live = LiveView(node.scene, self.controls, title="replay", **self.options)
+        announce(self.live.url)
+
+    def before_step(self) -> None:
+        self.controls.next_action()
+        self._start = time.perf_counter()
+
+    def after_step(self, node) -> None:
+        self.controls.stepped(self._start, time.perf_counter())
+        sim = node.sim
+        self.live.latest.set(node.clock.steps, sim.state, sim.contacts, None,
+                             self.controls.achieved_real_time_factor())
+
+    def close(self) -> None:
+        if self.live is not None:
+            self.live.close()
+
+
 def add_view_parser(sub) -> None:
     view = sub.add_parser("view", help="open the browser 3D view of a scene (live), a run's CSV or a bag (playback)")
     view.add_argument("source", help="a scene name or YAML path (run it live), a CSV from cond-ros run --out, or a "

@@ -34,7 +34,7 @@ class LiveView:
             raise ValueError(f"the viewer's frame rate must be > 0, got {fps}")
         layout = scene_layout(scene)
         self.viewer = SceneViewer(layout, host=host, port=port, controls=controls, title=title)
-        self.url = self.viewer.url
+        self.url = self.viewer.url + self.viewer.port_note
         self.latest = LatestStep()
         self.sampler = FrameSampler(scene, layout)
         self.period = 1.0 / fps

@@ -261,7 +261,7 @@ def play_back(args) -> int:
         return 1
     viewer.note("a recording holds the robot's joints and the F/T, not the cable's or the FEM bodies' state: "
                 "those are not drawn")
-    announce(viewer.url)
+    announce(viewer.url + viewer.port_note)
     sampler = FrameSampler(scene, full)
     period = 1.0 / args.fps
     with StopSignals() as stop:

@@ -18,11 +18,12 @@ IDLE_WAIT_S = 0.1  # longest sleep while paused or early: a button wakes the loo
 class RunControl:
     """The state of a viewed run; thread-safe. ``real_time_factor`` 0 runs as fast as possible."""
 
-    def __init__(self, dt: float, real_time_factor: float, *, paused: bool = False):
+    def __init__(self, dt: float, real_time_factor: float, *, paused: bool = False, allow_reset: bool = True):
         self._cv = threading.Condition()
         self.requests = StepRequests(paused)
         self.pacer = Pacer(dt, real_time_factor)
         self._reset = False
+        self.allow_reset = allow_reset
         self.paused_s = 0.0  # wall time spent paused: not part of the run's real-time factor
 
     @property
@@ -65,6 +66,8 @@ class RunControl:
             return decision.message
 
     def reset(self) -> str:
+        if not self.allow_reset:
+            return "a replay cannot start over mid-bag; run it again"
         with self._cv:
             self._reset = True
             self.requests.cancel()

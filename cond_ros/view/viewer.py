@@ -54,6 +54,8 @@ class SceneViewer:
         self.controls = controls
         self.server = viser.ViserServer(host=host, port=port, label=title, verbose=False)
         self.url = f"http://{host}:{self.server.get_port()}"
+        # viser moves on to the next free port when the one asked for is taken: say so where the URL is printed
+        self.port_note = (f" (port {port} is taken)" if port and self.server.get_port() != port else "")
         self._lock = threading.Lock()
         self._force_scale = None
         self._plot = collections.deque()  # (t, fx, fy, fz, tx, ty, tz)
