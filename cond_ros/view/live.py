@@ -37,6 +37,7 @@ class LiveView:
         self.url = self.viewer.url + self.viewer.port_note
         self.latest = LatestStep()
         self.sampler = FrameSampler(scene, layout)
+        self.viewer.show(self.sampler.frame(0, scene.simulator.state, None))  # the scene and camera before any page
         self.period = 1.0 / fps
         self.frames = 0  # drawn
         self.draw_s = 0.0  # wall time spent drawing them

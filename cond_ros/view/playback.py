@@ -261,8 +261,10 @@ def play_back(args) -> int:
         return 1
     viewer.note("a recording holds the robot's joints and the F/T, not the cable's or the FEM bodies' state: "
                 "those are not drawn")
-    announce(viewer.url + viewer.port_note)
     sampler = FrameSampler(scene, full)
+    frame, history = playback_frame(recording, sampler, controls.t)
+    viewer.show(frame, history=history)
+    announce(viewer.url + viewer.port_note)
     period = 1.0 / args.fps
     with StopSignals() as stop:
         last = time.monotonic()

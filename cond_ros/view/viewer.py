@@ -23,6 +23,14 @@ ARROW_LENGTH_M = 0.06  # the largest contact force is drawn at most about this l
 FT_ARROW_LENGTH_M = 0.15
 FORCE_COLOR, FT_FORCE_COLOR, FT_TORQUE_COLOR, CONTACT_COLOR = (250, 210, 0), (230, 40, 40), (40, 90, 230), (220, 20, 20)
 RTF_SLIDER = (0.0, 4.0, 0.05)  # 0: as fast as possible
+# a robot up to this many vertices goes to the page as one mesh a frame: one message instead of two per link,
+# which cost the stepping thread ~1 ms a frame at the Panda's 14 links (viser checks each value it is given)
+ONE_MESH_VERTICES = 20_000
+PLOT_EVERY = 3  # frames between two updates of the F/T plot (10 Hz at 30 frames a second)
+
+
+def _length(metres: float) -> str:
+    return f"{metres:.3g} m" if metres >= 1.0 else f"{1e3 * metres:.3g} mm"
 
 
 class Controls(Protocol):
@@ -59,6 +67,7 @@ class SceneViewer:
         self._lock = threading.Lock()
         self._force_scale = None
         self._plot = collections.deque()  # (t, fx, fy, fz, tx, ty, tz)
+        self._plot_frames = 0
         self._extra_series = list(plot_series)  # (label, times, values (N, 3)) drawn beside the live force
         self._last_frame: Frame | None = None
         self._answer = ""
@@ -80,18 +89,7 @@ class SceneViewer:
             self.nodes["colliders"].append(scene.add_mesh_simple(
                 f"/colliders/{shape.kind}{i}", mesh.vertices, mesh.faces, color=COLLIDER_COLOR, opacity=0.6,
                 wxyz=wxyz(shape.pose[:3, :3]), position=shape.pose[:3, 3], flat_shading=True))
-        self.links = []
-        for robot in layout.robots:
-            handles = []
-            for link, name in enumerate(robot.link_names):
-                frame = scene.add_frame(f"/robots/{robot.name}/{name}", show_axes=False)
-                mesh = robot.link_meshes.get(link)
-                if mesh is not None:
-                    scene.add_mesh_simple(f"/robots/{robot.name}/{name}/geometry", mesh.vertices, mesh.faces,
-                                          color=ROBOT_COLOR)
-                handles.append(frame)
-            self.links.append(handles)
-            self.nodes[f"robot {robot.name}"] = handles
+        self.robots = [self._add_robot(robot) for robot in layout.robots]
         self.cables = []
         for cable in layout.cables:
             tube = trimesh.creation.cylinder(radius=cable.radius, height=float(np.mean(cable.segment_lengths)),
@@ -126,6 +124,45 @@ class SceneViewer:
                                       shaft_radius=0.003, head_radius=0.008, head_length=0.02)
             self.ft.append(arrows)
             self.nodes[f"F/T {name}"].append(arrows)
+
+    def _add_robot(self, robot) -> tuple:
+        """A robot as one mesh whose vertices move with their links (one message a frame), or, past
+        :data:`ONE_MESH_VERTICES` (detailed visual meshes), as a frame per link that carries its mesh:
+        ("mesh", handle, (link, first vertex, end) spans, link-frame vertices) or ("frames", handles)."""
+        scene, meshes = self.server.scene, robot.link_meshes
+        if sum(len(m.vertices) for m in meshes.values()) <= ONE_MESH_VERTICES:
+            spans, vertices, faces, count = [], [], [], 0
+            for link, mesh in sorted(meshes.items()):
+                spans.append((link, count, count + len(mesh.vertices)))
+                vertices.append(mesh.vertices)
+                faces.append(mesh.faces + count)
+                count += len(mesh.vertices)
+            local = np.vstack(vertices).astype(np.float64) if vertices else np.zeros((0, 3))
+            handle = scene.add_mesh_simple(f"/robots/{robot.name}", local.astype(np.float32),
+                                           np.vstack(faces) if faces else np.zeros((0, 3), np.uint32),
+                                           color=ROBOT_COLOR)
+            self.nodes[f"robot {robot.name}"] = [handle]
+            return ("mesh", handle, spans, local)
+        handles = []
+        for link, name in enumerate(robot.link_names):
+            frame = scene.add_frame(f"/robots/{robot.name}/{name}", show_axes=False)
+            if link in meshes:
+                scene.add_mesh_simple(f"/robots/{robot.name}/{name}/geometry", meshes[link].vertices,
+                                      meshes[link].faces, color=ROBOT_COLOR)
+            handles.append(frame)
+        self.nodes[f"robot {robot.name}"] = handles
+        return ("frames", handles)
+
+    def _show_robot(self, robot: tuple, poses: np.ndarray) -> None:
+        if robot[0] == "mesh":
+            _, handle, spans, local = robot
+            world = np.empty(local.shape, np.float32)
+            for link, first, end in spans:
+                world[first:end] = local[first:end] @ poses[link, :3, :3].T + poses[link, :3, 3]
+            handle.vertices = world
+        else:
+            for handle, pose in zip(robot[1], poses):
+                handle.wxyz, handle.position = wxyz(pose[:3, :3]), pose[:3, 3]
 
     # -- the panel ---------------------------------------------------------------------------------------
 
@@ -204,8 +241,11 @@ class SceneViewer:
         low, high = points.min(axis=0), points.max(axis=0)
         centre, radius = 0.5 * (low + high), max(0.5 * float(np.linalg.norm(high - low)), 0.05)
         direction = np.array([1.0, -1.3, 0.8]) / np.linalg.norm([1.0, -1.3, 0.8])
+        position = centre + 2.6 * radius * direction  # the bounding sphere fills ~80 % of the height at 50 degrees
         camera = self.server.initial_camera
-        camera.look_at, camera.position, camera.up = centre, centre + 2.4 * radius * direction, (0.0, 0.0, 1.0)
+        camera.look_at, camera.position, camera.up, camera.fov = centre, position, (0.0, 0.0, 1.0), np.radians(50.0)
+        for client in self.server.get_clients().values():  # a page opened before the first frame
+            client.camera.look_at, client.camera.position = centre, position
         self._framed = True
 
     def _legend_text(self) -> str:
@@ -215,10 +255,10 @@ class SceneViewer:
         lines += [f"FEM {s.name}: {s.node_count} nodes, {len(s.faces)} surface triangles"
                   for s in self.layout.soft_bodies]
         if self._force_scale is not None:
-            lines.append(f"contact force arrows: 1 N = {1e3 * self._force_scale:.3g} mm")
+            lines.append(f"contact force arrows: {_length(self._force_scale)} per N")
         if self.layout.sensors:
-            lines.append(f"F/T arrows: force red, torque blue; 1 N = {1e3 * self._ft_scale():.3g} mm, "
-                         f"1 N m = {1e3 * self._ft_scale() * 10:.3g} mm")
+            lines.append(f"F/T arrows: force red, {_length(self._ft_scale())} per N; torque blue, "
+                         f"{_length(10 * self._ft_scale())} per N m")
         return "  \n".join(lines + self._notes)
 
     def note(self, text: str) -> None:
@@ -246,9 +286,8 @@ class SceneViewer:
         if not self._framed:
             self._frame_camera(frame)
         with self.server.atomic():
-            for handles, poses in zip(self.links, frame.link_poses):
-                for handle, pose in zip(handles, poses):
-                    handle.wxyz, handle.position = wxyz(pose[:3, :3]), pose[:3, 3]
+            for robot, poses in zip(self.robots, frame.link_poses):
+                self._show_robot(robot, poses)
             for handle, (centres, quats) in zip(self.cables, frame.cable_poses):
                 handle.batched_positions, handle.batched_wxyzs = centres.astype(np.float32), quats
             for handle, vertices in zip(self.soft, frame.soft_body_vertices):
@@ -293,7 +332,9 @@ class SceneViewer:
                 self._plot.append((frame.time, *force, *torque))
                 while self._plot and self._plot[0][0] < frame.time - PLOT_WINDOW_S:
                     self._plot.popleft()
-            self.plot.data = self._plot_data()
+            self._plot_frames += 1
+            if history is not None or self._plot_frames % PLOT_EVERY == 0:
+                self.plot.data = self._plot_data()
 
     def set_timeline(self, t: float) -> None:
         if self.timeline is not None:

@@ -39,11 +39,21 @@ class Rule:
 
 
 RULES = [
-    Rule(r"python3 -m pip install -e (\.|'\.\[test,ros\]'|'\.\[ros\]')", "excused",
+    Rule(r"python3 -m pip install -e (\.|'\.\[test,ros,view\]'|'\.\[ros\]'|'\.\[view\]')", "excused",
          why="the install itself: .ci/run runs it, and test_install.py tests every install path"),
+    Rule(r"bash \.ci/browser", "excused", why="CI runs it before the tests"),
     Rule(r"cond-ros build-interfaces --install", "excused", why="CI runs it before the tests"),
     Rule(r"python3 -m pytest", "excused", why="this test is part of that run"),
-    Rule(r"cond-ros run cloth_drape --headless --steps 300", "run"),
+    Rule(r"COND_ROS_SCREENSHOTS=1 python3 -m pytest test/view/test_browser\.py -k screenshots", "excused",
+         why="the browser test: part of that run"),
+    # the main job: its 55 s cut to 2 s; its viewer serves on a free port and closes with the run
+    Rule(r"cond-ros run panda_cable --view --linger 30 --plot panda_cable_ft\.png", "run",
+         extra="--steps 200 --linger 0 --port 0"),
+    Rule(r"cond-ros run panda_cable_small --view --linger 5", "run", extra="--steps 100 --port 0"),
+    Rule(r"cond-ros view soft_gripper", "run", extra="--port 0", for_s=40.0),
+    Rule(r"cond-ros run panda_cable_small --steps 500 --out run\.csv", "run"),
+    Rule(r"cond-ros view run\.csv --scene panda_cable_small", "run", extra="--port 0", for_s=15.0),
+    Rule(r"cond-ros launch panda_cable --scene panda_cable_small --view", "run", extra="--duration 15", ros=True),
     Rule(r"cond-ros compile", "run"),
     Rule(r"python benchmarks/\S+\.py.*", "help"),
     Rule(r"cond-ros launch panda_cable --scene panda_cable_small", "run", extra="--duration 10", ros=True),
