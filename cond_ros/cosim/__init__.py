@@ -18,7 +18,7 @@ from . import simulation_control
 from .interfaces import (FT_PRESETS, JOINT_COMMAND_TOPIC, JOINT_INTERFACES, JOINT_STATES_TOPIC, JointInterface,
                          joint_interface, stiffness_link)
 from .joint_names import JointNameMap, UnknownJointError
-from .outputs import (WORLD_FRAME, cable_polyline, collider_shapes, contact_force_segments, link_frames,
+from .outputs import (WORLD_FRAME, ColliderShape, cable_polyline, collider_shapes, contact_force_segments, link_frames,
                       robot_kinematics, sensor_frame_id, soft_body_surface)
 from .pacing import Pacer
 from .publication import CLOCK_TOPIC, StepOutputs, resolve_topic, topic_token
@@ -42,6 +42,6 @@ __all__ = [
     "Pacer", "LockstepGate", "SimClock", "StepRequests",
     # values out
     "StepOutputs", "CLOCK_TOPIC", "JOINT_STATES_TOPIC", "WORLD_FRAME", "resolve_topic", "topic_token",
-    "cable_polyline", "collider_shapes", "contact_force_segments", "link_frames", "robot_kinematics",
+    "cable_polyline", "ColliderShape", "collider_shapes", "contact_force_segments", "link_frames", "robot_kinematics",
     "soft_body_surface", "WarningThrottle",
 ]

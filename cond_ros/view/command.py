@@ -11,6 +11,7 @@ import time
 
 from ..stop_signals import StopSignals
 from .extra import ViewerUnavailable, viewer_missing
+from .viewer import announce
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
@@ -33,10 +34,6 @@ def view_option_problems(args) -> list:
     if not 0 < args.fps <= 120:
         problems.append(f"--fps must be in (0, 120], got {args.fps:g}")
     return problems
-
-
-def announce(url: str) -> None:
-    print(f"viewer: {url}  (open it in a browser; Ctrl-C ends the run)", flush=True)
 
 
 def linger(seconds: float | None, stop) -> None:

@@ -13,8 +13,7 @@ import math
 import numpy as np
 import trimesh
 
-from ..cosim import collider_shapes
-from ..cosim.outputs import ColliderShape
+from ..cosim import ColliderShape, collider_shapes
 from ..sim import ArticulationKinematics, ColliderType, GeometryType, Model, State, matrix_to_quat
 
 ROBOT_COLOR = (200, 200, 205)

@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from .layout import Frame, FrameSampler, scene_layout
-from .viewer import SceneViewer
+from .viewer import SceneViewer, announce
 
 NS_PER_S = 1_000_000_000
 
@@ -231,7 +231,6 @@ def play_back(args) -> int:
     from ..scenes import load_named_scene, scene_names
     from ..sim import ModelError
     from ..stop_signals import StopSignals
-    from .command import announce
     if args.scene is None:
         print(f"cond-ros view: {args.source}: give the scene that recorded it with --scene (one of "
               f"{', '.join(scene_names())}, or a scene YAML): a CSV or bag does not name its scene", file=sys.stderr)

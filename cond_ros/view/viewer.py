@@ -29,6 +29,10 @@ ONE_MESH_VERTICES = 20_000
 PLOT_EVERY = 3  # frames between two updates of the F/T plot (10 Hz at 30 frames a second)
 
 
+def announce(url: str) -> None:
+    print(f"viewer: {url}  (open it in a browser; Ctrl-C ends the run)", flush=True)
+
+
 def _length(metres: float) -> str:
     return f"{metres:.3g} m" if metres >= 1.0 else f"{1e3 * metres:.3g} mm"
 

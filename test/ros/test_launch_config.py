@@ -18,7 +18,9 @@ def test_parameter_values():
     args = dict(PANDA_CABLE.defaults(), real_time_factor="0.5", lockstep="True")
     sim, controller, rviz = PANDA_CABLE.nodes
     assert parameter_values(rviz, args) == {} and not rviz.enabled(args) and rviz.enabled(dict(args, rviz="true"))
-    assert parameter_values(sim, args) == {"scene": "panda_cable", "real_time_factor": 0.5, "lockstep": True}
+    assert parameter_values(sim, args) == {"scene": "panda_cable", "real_time_factor": 0.5, "lockstep": True,
+                                           "view": False}
+    assert parameter_values(sim, dict(args, view="true"))["view"] is True
     assert parameter_values(controller, args) == {"scene": "panda_cable", "use_sim_time": True}
     with pytest.raises(ValueError, match="lockstep"):
         parameter_values(sim, dict(args, lockstep="maybe"))
@@ -30,7 +32,7 @@ def test_node_command_line():
     command = node_command(PANDA_CABLE.nodes[0], dict(PANDA_CABLE.defaults(), lockstep="true"))
     assert command[:3] == [sys.executable, "-m", "cond_ros.ros.node"]
     assert command[3:] == ["--ros-args", "-r", "__node:=cond_sim", "-p", "scene:=panda_cable", "-p",
-                           "real_time_factor:=1.0", "-p", "lockstep:=true"]
+                           "real_time_factor:=1.0", "-p", "lockstep:=true", "-p", "view:=false"]
 
 
 def test_launcher_rejects_bad_arguments(monkeypatch):
@@ -130,7 +132,7 @@ def test_launch_file_structure(monkeypatch):
     kind, (actions,), _ = module.generate_launch_description()
     assert kind == "description"
     arguments = [a[1][0] for a in actions if a[0] == "argument"]
-    assert arguments == ["scene", "real_time_factor", "lockstep", "use_sim_time", "rviz"]
+    assert arguments == ["scene", "real_time_factor", "lockstep", "use_sim_time", "rviz", "view"]
     nodes = {a[2]["executable"]: a for a in actions if a[0] == "node"}
     assert set(nodes) == {"cond_sim", "cond_demo_controller", "rviz2"}
     rviz = nodes["rviz2"][2]
