@@ -140,7 +140,7 @@ def test_launch_file_structure(monkeypatch):
     assert rviz["condition"] == ("if", (("configuration", ("rviz",), {}),), {}) and "parameters" not in rviz
     assert "condition" not in nodes["cond_sim"][2]
     sim_parameters = nodes["cond_sim"][2]["parameters"][0]
-    assert set(sim_parameters) == {"scene", "real_time_factor", "lockstep"}
+    assert set(sim_parameters) == {"scene", "real_time_factor", "lockstep", "view"}
     assert sim_parameters["real_time_factor"][2]["value_type"] is float
     handlers = [a[1][0][2] for a in actions if a[0] == "handler"]
     assert sorted(h["target_action"][2]["executable"] for h in handlers) == ["cond_demo_controller", "cond_sim"]
