@@ -190,17 +190,24 @@ class SceneViewer:
             self.timeline = gui.add_slider("time [s]", start, max(end, start + 1e-3), 1e-3, start)
             self.timeline.on_update(lambda _: self._seek(self.timeline.value))
         names = self.layout.sensors[:1]
-        self.plot = None
+        self.plot = self.torque_plot = None
         if names or self._extra_series:
             uplot = self.viser.uplot
             line = dict(points=uplot.Series_Points(show=False))
-            series = [uplot.Series(label="t [s]")]
-            series += [uplot.Series(label=f"{names[0] if names else 'F/T'} {axis} [N]", stroke=color, width=1.5, **line)
-                       for axis, color in zip("xyz", ("red", "green", "blue"))]
-            series += [uplot.Series(label=f"{label} {axis} [N]", stroke=color, width=1.0, dash=(6, 4), **line)
-                       for label, _, _ in self._extra_series for axis, color in zip("xyz", ("red", "green", "blue"))]
+            name = names[0] if names else "F/T"
+
+            def axes(label, unit, **style):
+                return [uplot.Series(label=f"{label} {axis} [{unit}]", stroke=color, **style, **line)
+                        for axis, color in zip("xyz", ("red", "green", "blue"))]
+            series = [uplot.Series(label="t [s]"), *axes(name, "N", width=1.5)]
+            for label, _, _ in self._extra_series:
+                series += axes(label, "N", width=1.0, dash=(6, 4))
+            options = dict(scales={"x": uplot.Scale(time=False)}, aspect=1.6)
             self.plot = gui.add_uplot(self._plot_data(), tuple(series), title="F/T force, last 10 s (world axes)",
-                                      scales={"x": uplot.Scale(time=False)}, aspect=1.6)
+                                      **options)
+            self.torque_plot = gui.add_uplot(self._plot_data(torque=True),
+                                             (uplot.Series(label="t [s]"), *axes(name, "N m", width=1.5)),
+                                             title="F/T torque, last 10 s (world axes)", **options)
         with gui.add_folder("Layers"):
             for layer, handles in self.nodes.items():
                 box = gui.add_checkbox(layer, True)
@@ -273,8 +280,10 @@ class SceneViewer:
     def _ft_scale(self) -> float:
         return FT_ARROW_LENGTH_M / 20.0  # 20 N at full length: the cable's tool forces are a few N
 
-    def _plot_data(self) -> tuple:
+    def _plot_data(self, *, torque: bool = False) -> tuple:
         rows = np.array(self._plot, float).reshape(-1, 7)
+        if torque:
+            return rows[:, 0], rows[:, 4], rows[:, 5], rows[:, 6]
         data = [rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3]]
         if self._extra_series:
             t = rows[:, 0]
@@ -339,6 +348,7 @@ class SceneViewer:
             self._plot_frames += 1
             if history is not None or self._plot_frames % PLOT_EVERY == 0:
                 self.plot.data = self._plot_data()
+                self.torque_plot.data = self._plot_data(torque=True)
 
     def set_timeline(self, t: float) -> None:
         if self.timeline is not None:
