@@ -74,7 +74,6 @@ class SceneViewer:
         self._plot_frames = 0
         self._extra_series = list(plot_series)  # (label, times, values (N, 3)) drawn beside the live force
         self._last_frame: Frame | None = None
-        self._answer = ""
         self._notes = []
         self._framed = False
         self.playback = timeline is not None
@@ -224,7 +223,6 @@ class SceneViewer:
                           "Reset": controls.reset}[what]()
         except Exception as exc:  # noqa: BLE001 (a button must never take the viewer down; say why it failed)
             answer = f"{what} failed: {type(exc).__name__}: {exc}"
-        self._answer = answer
         self.answer.content = answer
         if what == "Reset":
             with self._lock:

@@ -1,8 +1,11 @@
 """What the viewer draws, checked against the model it comes from: the FEM surface encloses the body's volume
 (divergence theorem against the tetrahedra), cable tubes join end to end, collider meshes have the colliders'
 extents, and the F/T arrow is the reading turned into world axes."""
+import pathlib
+
 import numpy as np
 import pytest
+import trimesh
 
 from cond_ros.scenes import load_named_scene
 from cond_ros.sim import quat_to_matrix
@@ -80,3 +83,44 @@ def test_force_scale_is_round_and_fits(largest):
     assert largest * scale <= 0.1 + 1e-12 and largest * scale > 0.1 / 2.5
     mantissa = scale / 10 ** np.floor(np.log10(scale))
     assert min(abs(mantissa - m) for m in (1, 2, 5)) < 1e-9
+
+
+GRIPPER_URDF = pathlib.Path(__file__).resolve().parents[2] / "urdf" / "two_finger_gripper.urdf"
+
+
+def _gripper_with_visuals(tmp_path, mesh_file: str):
+    """two_finger_gripper.urdf with a mesh visual (scaled 2x, 5 cm up) on the palm and a box on the left finger."""
+    trimesh.creation.box(extents=(0.01, 0.02, 0.03)).export(tmp_path / "palm.stl")
+    text = GRIPPER_URDF.read_text()
+    text = text.replace('<collision><origin xyz="0 0 0.01"/>',
+                        f'<visual><origin xyz="0 0 0.05"/><geometry><mesh filename="{mesh_file}" scale="2 2 2"/>'
+                        '</geometry></visual><collision><origin xyz="0 0 0.01"/>', 1)
+    text = text.replace('<collision><origin xyz="0 0.005 -0.03"/>',
+                        '<visual><geometry><box size="0.02 0.01 0.06"/></geometry></visual>'
+                        '<collision><origin xyz="0 0.005 -0.03"/>', 1)
+    urdf = tmp_path / "gripper.urdf"
+    urdf.write_text(text)
+    scene = tmp_path / "scene.yaml"
+    scene.write_text(f"name: visuals\ndt: 0.01\nduration: 0.1\nrobots:\n  - name: gripper\n    urdf: {urdf}\n"
+                     "    q: [0.0, 0.02]\n    drive_stiffness: [0, 0]\n    drive_damping: [0, 0]\n")
+    return load_named_scene("visuals", path=str(scene))
+
+
+def test_robot_drawn_from_its_urdf_visuals(tmp_path):
+    scene = _gripper_with_visuals(tmp_path, str(tmp_path / "palm.stl"))
+    (robot,) = scene_layout(scene).robots
+    assert robot.source == "visual meshes"
+    links = {name: robot.link_meshes.get(i) for i, name in enumerate(robot.link_names)}
+    assert set(name for name, mesh in links.items() if mesh is not None) == {"palm", "left_finger"}
+    palm, finger = links["palm"].vertices, links["left_finger"].vertices
+    assert np.ptp(palm, axis=0) == pytest.approx([0.02, 0.04, 0.06], rel=1e-6)  # the mesh, scaled 2x
+    assert palm.mean(axis=0) == pytest.approx([0.0, 0.0, 0.05], abs=1e-7)  # at the visual's origin
+    assert np.ptp(finger, axis=0) == pytest.approx([0.02, 0.01, 0.06], rel=1e-6)
+
+
+def test_a_missing_visual_mesh_falls_back_to_the_collision_primitives(tmp_path):
+    scene = _gripper_with_visuals(tmp_path, str(tmp_path / "no_such.stl"))
+    (robot,) = scene_layout(scene).robots
+    assert robot.source == "collision primitives"
+    assert np.ptp(robot.link_meshes[robot.link_names.index("palm")].vertices, axis=0) == pytest.approx(
+        [0.04, 0.16, 0.02], rel=1e-6)
