@@ -1,12 +1,15 @@
 """The README's main job as a new user first runs it: how long the compile phase takes, how long the steps.
 
-    python benchmarks/first_run.py [--repeats 3] [--out FILE]
+    python benchmarks/first_run.py [--job main|cloth] [--repeats 3] [--out FILE]
 
-Each repeat runs ``cond-ros run cloth_drape --headless --steps 300`` (the main job's run) with an empty numba
-cache of its own (``NUMBA_CACHE_DIR``), as on a fresh clone, then once more with that cache filled. It reads
-the compile phase's timer (``compiling kernels ...: MM:SS``, the last value shown), the summary's wall time
-and real-time factor (without the compile), and times the whole command. Writes each run and the medians to
-``benchmarks/results/first_run.json`` (or ``--out``).
+Each repeat runs the job with an empty numba cache of its own (``NUMBA_CACHE_DIR``), as on a fresh clone,
+then once more with that cache filled. It reads the compile phase's timer (``compiling kernels ...: MM:SS``,
+the last value shown), the summary's wall time and real-time factor (without the compile), and times the
+whole command. Writes each run and the medians to ``benchmarks/results/first_run_<job>.json`` (or ``--out``).
+
+Jobs: ``main``, the README's main job since issue 34 (``cond-ros run panda_cable --view ...``: the 320-segment
+cable with the viewer, its 55 s at real time; here with ``--linger 0 --port 0``); ``cloth``, the main job
+before it (``cond-ros run cloth_drape --headless --steps 300``), whose results are ``first_run.json``.
 """
 import argparse
 import json
@@ -20,7 +23,10 @@ import tempfile
 import time
 
 RESULTS = pathlib.Path(__file__).resolve().parent / "results"
-COMMAND = [sys.executable, "-m", "cond_ros.cli", "run", "cloth_drape", "--headless", "--steps", "300"]
+CLI = [sys.executable, "-m", "cond_ros.cli"]
+JOBS = {"main": ["run", "panda_cable", "--view", "--linger", "0", "--port", "0"],
+        "cloth": ["run", "cloth_drape", "--headless", "--steps", "300"]}
+COMMAND = CLI + JOBS["cloth"]
 
 
 def run_once(cache_dir: str) -> dict:
@@ -41,9 +47,14 @@ def run_once(cache_dir: str) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--job", choices=sorted(JOBS), default="main")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--out", default=str(RESULTS / "first_run.json"))
+    parser.add_argument("--out", default=None)
     args = parser.parse_args()
+    global COMMAND
+    COMMAND = CLI + JOBS[args.job]
+    if args.out is None:
+        args.out = str(RESULTS / ("first_run.json" if args.job == "cloth" else f"first_run_{args.job}.json"))
     cold, warm = [], []
     for k in range(args.repeats):
         with tempfile.TemporaryDirectory(prefix="cond_ros_numba_") as cache:
