@@ -117,8 +117,8 @@ def add_view_parser(sub) -> None:
     view.add_argument("source", help="a scene name or YAML path (run it live), a CSV from cond-ros run --out, or a "
                                      "rosbag2 bag (directory, .mcap or .db3)")
     view.add_argument("--scene", default=None,
-                      help="playback: the scene that made the CSV or bag (its robots are drawn from it); default: "
-                           "the scene named in the file's name if any, else required")
+                      help="playback (required): the scene that made the CSV or bag; its robots and colliders are "
+                           "drawn from it")
     view.add_argument("--topic", default=None,
                       help="bag playback: the F/T topic (WrenchStamped) to plot (default: the bag's first)")
     view.add_argument("--real", default=None, help="bag playback: a bag recorded on the robot, plotted beside")
@@ -144,7 +144,19 @@ def cmd_view(args) -> int:
         print(f"cond-ros view: {message}", file=sys.stderr)
         return 2
     source = args.source
-    if source.endswith(".csv") or os.path.isdir(source) or source.endswith((".mcap", ".db3")):
+    kind = ("csv" if source.endswith(".csv") else
+            "bag" if os.path.isdir(source) or source.endswith((".mcap", ".db3", ".bag")) else "scene")
+    given = {option: getattr(args, option.lstrip("-").replace("-", "_")) is not None
+             for option in ("--scene", "--topic", "--real", "--real-topic", "--linger")}
+    only = {"scene": ("--scene", "--topic", "--real", "--real-topic"), "csv": ("--topic", "--real", "--real-topic",
+                                                                               "--linger"),
+            "bag": ("--linger",)}[kind]
+    if wrong := [option for option in only if given[option]]:
+        print(f"cond-ros view: {', '.join(wrong)} do{'es' if len(wrong) == 1 else ''} not apply to a "
+              f"{'scene run live' if kind == 'scene' else 'CSV' if kind == 'csv' else 'bag'} ({source})",
+              file=sys.stderr)
+        return 2
+    if kind != "scene":
         from .playback import play_back
         return play_back(args)
     return _view_scene(args)

@@ -50,7 +50,7 @@ RULES = [
     Rule(r"cond-ros run panda_cable --view --linger 30 --plot panda_cable_ft\.png", "run",
          extra="--steps 200 --linger 0 --port 0"),
     Rule(r"cond-ros run panda_cable_small --view --linger 5", "run", extra="--steps 100 --port 0"),
-    Rule(r"cond-ros view soft_gripper", "run", extra="--port 0", for_s=40.0),
+    Rule(r"cond-ros view soft_gripper", "run", extra="--port 0", for_s=25.0),
     Rule(r"cond-ros run panda_cable_small --steps 500 --out run\.csv", "run"),
     Rule(r"cond-ros view run\.csv --scene panda_cable_small", "run", extra="--port 0", for_s=15.0),
     Rule(r"cond-ros launch panda_cable --scene panda_cable_small --view", "run", extra="--duration 15", ros=True),

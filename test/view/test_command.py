@@ -37,6 +37,10 @@ def test_without_viser_the_message_names_the_extra(args):
     (["view", "missing.yaml"], "missing.yaml: no such file"),
     (["view", "run.csv"], "run.csv: give the scene that recorded it with --scene"),
     (["view", "run.csv", "--scene", "panda_cable_small"], "run.csv: cannot be read as a run's CSV"),
+    (["view", "run.csv", "--scene", "panda_cable_small", "--real", "bag"], "--real does not apply to a CSV"),
+    (["view", "panda_cable_small", "--scene", "soft_ball", "--topic", "/ft"],
+     "--scene, --topic do not apply to a scene run live"),
+    (["view", "bag.mcap", "--scene", "panda_cable_small", "--linger", "3"], "--linger does not apply to a bag"),
 ])
 def test_bad_options_are_one_line_and_exit_2(args, message, tmp_path):
     result = subprocess.run(CLI + args, capture_output=True, text=True, timeout=300, cwd=tmp_path)
