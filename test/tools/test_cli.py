@@ -1,5 +1,6 @@
 """The ``cond-ros`` command: scripts rely on ``bench --json`` printing exactly one JSON object."""
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -249,3 +250,38 @@ def test_run_shows_the_compile_phase_and_leaves_it_out_of_the_real_time_factor(c
                                "dynamics_ms", "solver_ms"], rows=rows, wall_s=3.0, dt=0.01, compile_s=2.5)
     assert result.summary()["realtime_factor"] == pytest.approx(1.0 / 0.5)
     assert "2.5 s of it compiling kernels, not counted" in format_summary("x", result.summary())
+
+
+def test_ctrl_c_ends_a_headless_run_with_its_steps_written(tmp_path):
+    """SIGINT mid-run: the CSV and the summary cover the steps made, and the exit code says it was stopped
+    (128 + 2), as cond-ros record's."""
+    import re
+    import signal
+    import threading
+    import time
+    out = tmp_path / "run.csv"
+    proc = subprocess.Popen([sys.executable, "-m", "cond_ros.cli", "run", "panda_cable_small", "--steps", "100000",
+                             "--real-time-factor", "1", "--out", str(out)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    errors = []
+    reader = threading.Thread(target=lambda: errors.extend(iter(lambda: proc.stderr.read(1), "")), daemon=True)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 300
+        while not re.search(r"\b[1-9]\d*/100000", "".join(errors)):  # the progress bar counts a step
+            assert proc.poll() is None and time.monotonic() < deadline, "".join(errors)[-2000:]
+            time.sleep(0.2)
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGINT)
+        stdout = proc.stdout.read()
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    reader.join(timeout=5)
+    stderr = "".join(errors)
+    assert proc.returncode == 130, stderr[-2000:]
+    assert "stopped by SIGINT after" in stderr and "Traceback" not in stderr, stderr[-2000:]
+    rows = out.read_text().splitlines()
+    assert 1 < len(rows) < 100001 and "panda_cable_small:" in stdout
