@@ -19,6 +19,11 @@ from cond_ros.cosim import simulation_control as control  # noqa: E402
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory):
     with running_sim(tmp_path_factory.mktemp("sim_services"), start_paused=True) as (observer, process):
+        # the paused node published its initial /joint_states (volatile) at its start, which may have come before
+        # this observer was discovered: a reset, which changes nothing before a step, publishes it again
+        from std_srvs.srv import Trigger
+        assert observer.call(Trigger, "/cond_sim/reset").success
+        assert observer.spin_until(lambda: observer.messages["joint_states"], 10)
         yield observer, process
 
 
