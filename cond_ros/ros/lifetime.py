@@ -120,6 +120,23 @@ def ignore_stop_signals() -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
+def is_stop(exc: BaseException, context) -> bool:
+    """Whether ``exc``, raised by a spinning node, is the stop a signal asked for rather than a failure: the
+    context is down (rclpy's handler shut it), or a KeyboardInterrupt is in its cause chain. Python's own SIGINT
+    handler can raise before rclpy's deferred shutdown lands, and inside a numba call the interrupt arrives
+    wrapped (``SystemError: CPUDispatcher(...) returned a result with an exception set``, a clean-clone
+    CI run's launch test failed on it)."""
+    if not context.ok():
+        return True
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 DISCOVERY_RANGE = "ROS_AUTOMATIC_DISCOVERY_RANGE"
 
 

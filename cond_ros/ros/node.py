@@ -43,6 +43,7 @@ from ..cosim import (CLOCK_TOPIC, FORWARD_TOPICS, PARAMETERS, SPECS,
 from ..sim import ModelError, SimulationError
 from . import messages
 from .launch_config import FIRST_STEP_LOG
+from .lifetime import is_stop
 from .node_process import run_node
 from .sim_services import create_simulation_interfaces
 
@@ -545,12 +546,12 @@ class _RecordedPublisher:
 
 
 def spin_until_shutdown(node: SimNode, executor) -> None:
-    """``node.spin(executor)``; a signal that shuts the context down mid-step ends it quietly. The
+    """``node.spin(executor)``; a signal that stops it mid-step ends it quietly (:func:`.lifetime.is_stop`). The
     ``record_bag`` bag is finished however the loop ends."""
     try:
         node.spin(executor)
-    except Exception:
-        if node.context.ok():
+    except Exception as exc:
+        if not is_stop(exc, node.context):
             raise
     finally:
         node.close_recording()

@@ -15,7 +15,7 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.impl.implementation_singleton import rclpy_implementation
 
 from ..cosim import ConfigError
-from .lifetime import clean_stale_shared_memory, ignore_stop_signals, keep_discovery_local, watch_parent
+from .lifetime import clean_stale_shared_memory, ignore_stop_signals, is_stop, keep_discovery_local, watch_parent
 
 RCLError = rclpy_implementation.RCLError
 SECURITY_HINT = ("; ROS_SECURITY_ENABLE is true, and the Fast DDS of the PyPI wheels has no security plugins: "
@@ -53,8 +53,8 @@ def run_node(make_node, name: str, args=None, spin=None) -> int:
                 else:
                     try:
                         executor.spin()
-                    except Exception:  # a timer that publishes after a signal shut the context down
-                        if node.context.ok():
+                    except Exception as exc:  # a timer that publishes after a signal shut the context down
+                        if not is_stop(exc, node.context):
                             raise
             finally:
                 ignore_stop_signals()

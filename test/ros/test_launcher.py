@@ -90,6 +90,39 @@ def test_parent_watch_ends_a_busy_child():
     assert waited > lifetime.EXIT_GRACE_S - 0.2, "ended before the grace: by the kernel's signal, not the watch"
 
 
+class _Context:
+    def __init__(self, ok):
+        self._ok = ok
+
+    def ok(self):
+        return self._ok
+
+
+def _raised(cause):
+    """The chain numba builds when SIGINT's KeyboardInterrupt lands in its unpickling of a constant (as a
+    clean-clone CI run's node printed it): SystemError, caused by SystemError, caused by the interrupt."""
+    try:
+        try:
+            try:
+                raise cause
+            except BaseException as exc:
+                raise SystemError("<function _numba_unpickle> returned a result with an exception set") from exc
+        except SystemError as exc:
+            raise SystemError("CPUDispatcher(<function subtree_momentum>) returned a result with an exception set") \
+                from exc
+    except SystemError as exc:
+        return exc
+
+
+def test_an_interrupt_wrapped_by_numba_is_a_stop_not_a_failure():
+    """The launcher's SIGINT reached a node inside a numba call before rclpy shut the context down: the node
+    printed a traceback and exited 1, and the launch reported a failure. A wrapped interrupt is a stop; a
+    real error is not, unless the context is already down."""
+    assert lifetime.is_stop(_raised(KeyboardInterrupt()), _Context(ok=True))
+    assert not lifetime.is_stop(_raised(ValueError("a real failure")), _Context(ok=True))
+    assert lifetime.is_stop(_raised(ValueError("after the shutdown")), _Context(ok=False))
+
+
 def test_no_variable_no_watch(monkeypatch):
     """A node started by ros2 launch, ros2 run or by hand watches nothing; nor one whose variable names a
     live process that is not its parent."""
