@@ -89,15 +89,19 @@ class StepOutputs:
         return (self.layout.names, *self.layout.values(state))
 
     def wrenches(self, step: int, readings, contacts) -> list:
-        """The :class:`WrenchOutput` due at ``step``: F/T outputs (a measured reading only when the sensor
-        sampled at this step) and, for every body pair ever in contact, its wrench (zeros once apart).
+        """The :class:`WrenchOutput` due at ``step``: :meth:`ft_wrenches`, then :meth:`contact_wrenches`;
+        none before the first step (``readings`` None)."""
+        if readings is None:
+            return []
+        return self.ft_wrenches(step, readings) + self.contact_wrenches(step, contacts)
+
+    def ft_wrenches(self, step: int, readings) -> list:
+        """The F/T outputs due at ``step`` (a measured reading only when the sensor sampled at this step).
 
         ``readings``: per sensor, its (:class:`~cond_ros.sim.sensors.FTReading`,
-        :class:`~cond_ros.sim.sensors.wrench.JointWrench`) of the step; None before the first step.
+        :class:`~cond_ros.sim.sensors.wrench.JointWrench`) of the step.
         """
         out = []
-        if readings is None:
-            return out
         if self.rates["ft"].due(step):
             franka = {}  # sensor -> (base, stiffness) wrenches, computed once for both Franka outputs
             for ft in self.ft:
@@ -114,6 +118,11 @@ class StepOutputs:
                                             ft.frame_id))
             for sensor, (topic, frame_id) in self.ft_truth.items():
                 out.append(WrenchOutput(topic, readings[sensor][0].true_wrench, frame_id))
+        return out
+
+    def contact_wrenches(self, step: int, contacts) -> list:
+        """For every body pair ever in contact, its wrench at ``step`` when due (zeros once apart)."""
+        out = []
         if self.rates["contact_wrench"].due(step):
             wrenches = pair_wrenches(self.bodies, contacts)
             for pair in wrenches:

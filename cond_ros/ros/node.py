@@ -174,6 +174,8 @@ class SimNode(Node):
                 self.steps_per_trigger = int(p.value)
             elif p.name == "warning_period":
                 self.throttle.period = float(p.value)
+            elif p.name == "observer_output_delay":
+                self.observer_output_delay = float(p.value)
 
     # -- interfaces ------------------------------------------------------------------------------------
 
@@ -188,6 +190,8 @@ class SimNode(Node):
             self.wrench_pubs[topic] = self._publisher(WrenchStamped, topic, DEFAULT_QOS)
         self.marker_pub = self.create_publisher(MarkerArray, "~/markers", DEFAULT_QOS)
         self.marker_force_scale = self.config.marker_force_scale
+        self.observer_output_delay = self.config.observer_output_delay
+        self._held = None  # the last step's (due, start, stepped) while its observer outputs wait
         self.description_pubs = self._publish_robot_descriptions()
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", DEFAULT_QOS)
         self.tf_pub = self.create_publisher(TFMessage, "/tf", 100) if TFMessage is not None else None
@@ -336,6 +340,8 @@ class SimNode(Node):
     def reset(self, *, reset_time: bool = False, reset_state: bool = True) -> tuple[bool, str]:
         """Back to the initial state (``reset_state``) and/or /clock back to 0 (``reset_time``); without
         ``reset_time`` /clock goes on from where it was."""
+        if self._held is not None:  # the held outputs are the old state's
+            self._finish_step()
         stopped = self._cancel_steps("reset")
         if reset_state:
             self.failure = None
@@ -404,7 +410,12 @@ class SimNode(Node):
             executor.spin_once(timeout_sec=0.0)
 
     def _step_if_due(self, now: float) -> float:
-        """Step if one is wanted, due and (lockstep) answered; else the seconds to wait."""
+        """Finish the last step when its observer outputs are due; then step if one is wanted, due and
+        (lockstep) answered; else the seconds to wait."""
+        if self._held is not None:
+            if now < self._held[0]:
+                return self._held[0] - now
+            self._finish_step()
         if not self.requests.wants_step():
             return IDLE_WAIT
         if not self.requests.outstanding:  # ~/step calls run as fast as possible
@@ -449,13 +460,12 @@ class SimNode(Node):
             self.get_logger().info(f"{FIRST_STEP_LOG}, {stepped - self._created:.2f} s after the node started")
             self._created = None
         self.clock.advance()
-        # the controller's input first: the F/T readings and the other outputs take ~1 ms more at 320 segments
+        # the controller's inputs first (/joint_states ~0.3 ms, F/T ~0.4 ms at 320 segments), then, once the
+        # controller had the cores for observer_output_delay, what only observers read (~0.4 ms, markers 1 ms)
         self._publish_state()
-        readings = [sensor.update(sim.state.time, sim.previous_state, sim.state, sim.contacts, sim.dt)
-                    for sensor in self.scene.sensors]
-        self._publish_outputs(readings)
-        published = time.monotonic()
-        self.pacer.stepped(start, stepped, published)
+        self._publish_ft([sensor.update(sim.state.time, sim.previous_state, sim.state, sim.contacts, sim.dt)
+                          for sensor in self.scene.sensors])
+        # before the hold, whose callbacks may bring the controller's answer to this step
         ended = self.lockstep.stepped(timed_out)
         if timed_out:
             self.warn("lockstep", f"lockstep: no command for the step from t = {sim.previous_state.time:.6f} s "
@@ -463,6 +473,21 @@ class SimNode(Node):
                                   f"({self.lockstep.held} steps held in a row)")
         elif ended:
             self.get_logger().info(f"lockstep: commands are back after {ended} held steps")
+        now = time.monotonic()
+        self._held = (now + self.pacer.observer_hold(start, now, self.observer_output_delay), start, stepped)
+        if self._held[0] <= now:
+            self._finish_step()
+
+    def _finish_step(self) -> None:
+        """The held step's observer outputs, its pacing record and its ``~/step`` replies."""
+        _, start, stepped = self._held
+        self._held = None
+        observers = time.monotonic()
+        self._publish_observer_outputs()
+        published = time.monotonic()
+        self.pacer.observed(published - observers)
+        self.pacer.stepped(start, stepped, published)
+        sim = self.sim
         for token in self.requests.stepped():
             token.set_result((True, f"done; t = {sim.state.time:.6f} s"))
         if self.on_step is not None:
@@ -473,7 +498,9 @@ class SimNode(Node):
     def _publish(self, readings) -> None:
         """Everything due at this step; ``readings`` (F/T, one per sensor) is None before the first step."""
         self._publish_state()
-        self._publish_outputs(readings)
+        if readings is not None:
+            self._publish_ft(readings)
+        self._publish_observer_outputs(contact_wrenches=readings is not None)
 
     def _publish_state(self) -> None:
         """/clock, then /joint_states if due: the time and what a controller closes its loop on."""
@@ -485,13 +512,21 @@ class SimNode(Node):
         if joint_state is not None:
             self.joint_state_pub.publish(messages.joint_state(*joint_state, ns))
 
-    def _publish_outputs(self, readings) -> None:
-        """What is due at this step after the state: F/T and contact wrenches, markers, /tf."""
-        ns, step, state = self.clock.stamp_ns, self.clock.steps, self.sim.state
-        for out in self.outputs.wrenches(step, readings, self.sim.contacts):
+    def _publish_wrenches(self, outputs) -> None:
+        for out in outputs:
             if out.topic not in self.wrench_pubs:  # a body pair's first contact
                 self.wrench_pubs[out.topic] = self._publisher(WrenchStamped, out.topic, DEFAULT_QOS)
-            self.wrench_pubs[out.topic].publish(messages.wrench(out.values, out.frame_id, ns))
+            self.wrench_pubs[out.topic].publish(messages.wrench(out.values, out.frame_id, self.clock.stamp_ns))
+
+    def _publish_ft(self, readings) -> None:
+        """The F/T topics due at this step (``readings``: one per sensor)."""
+        self._publish_wrenches(self.outputs.ft_wrenches(self.clock.steps, readings))
+
+    def _publish_observer_outputs(self, *, contact_wrenches: bool = True) -> None:
+        """What only observers read, due at this step: contact wrenches (none before a step), markers, /tf."""
+        ns, step, state = self.clock.stamp_ns, self.clock.steps, self.sim.state
+        if contact_wrenches:
+            self._publish_wrenches(self.outputs.contact_wrenches(step, self.sim.contacts))
         if self.rates["marker"].due(step):
             cables = [(f"cable{i}", cable_polyline(self.sim.model, state, rod), rod.material.radius)
                       for i, rod in enumerate(self.scene.cables)]
