@@ -75,10 +75,10 @@ PARAMETERS = (
     ParameterSpec("marker_force_scale", 0.01, "[m/N] length of each contact force's line in ~/markers; 0 = none",
                   0.0, 100.0, read_only=False),
     ParameterSpec("tf_rate", 50.0, "/tf (when tf2_msgs is importable) " + _RATE, -1.0, 1e6),
-    ParameterSpec("observer_output_delay", 0.0015, "[s] wall time the contact wrenches, markers and /tf wait after "
-                                                  "/joint_states and F/T, within the step's real-time budget, so "
-                                                  "that the controller wakes up on a free core; 0 = at once",
-                  0.0, 0.1, read_only=False),
+    ParameterSpec("observer_output_delay", 0.0015, "[s] wall time the node sleeps after /joint_states and F/T, "
+                                                  "within the step's real-time budget, before the contact wrenches, "
+                                                  "markers and /tf, so that the controller wakes up on a free core; "
+                                                  "0 = no sleep", 0.0, 0.1, read_only=False),
     ParameterSpec("diagnostics_period", 1.0, "[s] wall time between /diagnostics messages", 0.01, 3600.0),
     ParameterSpec("warning_period", 2.0, "[s] wall time between two warnings of one kind", 0.0, 3600.0,
                   read_only=False),

@@ -2,9 +2,9 @@
 
 The sim node runs in this process (so each step's wall times are at hand); the demo controller and a
 latency probe run as child processes, as a user's controller would. The probe stamps every
-/joint_states it receives with the system-wide monotonic clock, which this process reads too, so the
-step-to-publish latency is measured from the end of the physics step to the message's arrival in
-another process. Results: the achieved real-time factor over the run, overruns, and that latency
+/joint_states and F/T message it receives with the system-wide monotonic clock, which this process reads
+too, so the step-to-publish latency is measured from the end of the physics step to the message's arrival
+in another process. Results: the achieved real-time factor over the run, overruns, and those latencies
 (median, 99th percentile), beside the node-internal publish time.
 """
 from __future__ import annotations
@@ -47,11 +47,13 @@ def _memory(samples) -> dict:
 
 
 def _wait_for_peers(node, executor, timeout: float = 60.0) -> None:
-    """Spin until the controller and the probe subscribe to /joint_states and the controller publishes."""
+    """Spin until the controller and the probe subscribe to /joint_states, the probe to the first F/T topic,
+    and the controller publishes."""
     from ..cosim import JOINT_COMMAND_TOPIC
+    ft = [node.wrench_pubs[topic] for topic in node.outputs.ft_topic_names[:1]]
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if (node.joint_state_pub.get_subscription_count() >= 2
+        if (node.joint_state_pub.get_subscription_count() >= 2 and all(p.get_subscription_count() for p in ft)
                 and node.count_publishers(JOINT_COMMAND_TOPIC) >= 1):
             return
         executor.spin_once(timeout_sec=0.1)
@@ -77,14 +79,15 @@ def bench_ros_panda_cable(*, duration: float = 10.0, scene: str = "panda_cable",
     children = [
         subprocess.Popen([sys.executable, "-m", "cond_ros.ros.demo_controller", "--ros-args", "-p", f"scene:={scene}"],
                          env=env, stdout=quiet_output, stderr=quiet_output),
-        subprocess.Popen([sys.executable, "-m", "cond_ros.ros.bench", probe_file], env=env, stdout=quiet_output,
-                         stderr=quiet_output),
     ]
     rss = []  # (wall s since play, RSS MB), every RSS_EVERY_STEPS steps
     try:
         with rclpy.init(args=[]):
             node = SimNode(parameter_overrides=[Parameter("scene", value=scene), Parameter("start_paused", value=True),
                                                 Parameter("real_time_factor", value=float(real_time_factor))])
+            ft_topic = node.resolve_topic_name(node.outputs.ft_topic_names[0]) if node.outputs.ft_topic_names else ""
+            children.append(subprocess.Popen([sys.executable, "-m", "cond_ros.ros.bench", probe_file, ft_topic],
+                                             env=env, stdout=quiet_output, stderr=quiet_output))
             executor = SingleThreadedExecutor()
             executor.add_node(node)
             _wait_for_peers(node, executor)
@@ -124,10 +127,13 @@ def bench_ros_panda_cable(*, duration: float = 10.0, scene: str = "panda_cable",
                 child.kill()
                 child.wait()
     with open(probe_file) as fh:
-        received = {int(k): v for k, v in json.load(fh).items()}
+        received = {topic: {int(k): v for k, v in arrivals.items()} for topic, arrivals in json.load(fh).items()}
     os.unlink(probe_file)
     stamps, times = stamps[:recorded[0]], times[:recorded[0]]
-    latency = [1e3 * (received[int(k)] - t[1]) for k, t in zip(stamps, times) if int(k) in received]
+
+    def latency_ms(arrivals):
+        return [1e3 * (arrivals[int(k)] - t[1]) for k, t in zip(stamps, times) if int(k) in arrivals]
+    latency, ft_latency = latency_ms(received["joint_states"]), latency_ms(received["ft"])
     publish = 1e3 * (times[:, 2] - times[:, 1])
     step = 1e3 * (times[:, 1] - times[:, 0])
     return {"scene": scene, "cable_segments": segments, "dt_s": dt, "duration_s": steps * dt, "steps": steps,
@@ -135,26 +141,33 @@ def bench_ros_panda_cable(*, duration: float = 10.0, scene: str = "panda_cable",
             "realtime_factor": steps * dt / wall if wall > 0 else None, "overruns": summary["overruns"],
             "step_ms": _percentiles(step), "publish_ms": _percentiles(publish),
             "step_to_subscriber_latency_ms": _percentiles(latency), "latency_samples": len(latency),
+            "ft_topic": ft_topic, "step_to_ft_subscriber_latency_ms": _percentiles(ft_latency),
             **_memory(rss), "machine_cores": os.cpu_count()}
 
 
-def probe(out_path: str) -> None:
-    """Child process: record the monotonic arrival time of every /joint_states by stamp until SIGINT or
-    SIGTERM (rclpy's handlers end the spin), then write them to ``out_path`` as JSON."""
+def probe(out_path: str, ft_topic: str = "") -> None:
+    """Child process: record the monotonic arrival time of every /joint_states and ``ft_topic`` message by
+    stamp until SIGINT or SIGTERM (rclpy's handlers end the spin), then write them to ``out_path`` as JSON
+    ({"joint_states": {stamp: time}, "ft": {stamp: time}})."""
     import rclpy
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
     from rclpy.node import Node
+    from geometry_msgs.msg import WrenchStamped
     from sensor_msgs.msg import JointState
 
     from ..cosim import NS_PER_S
-    arrivals = {}
+    arrivals = {"joint_states": {}, "ft": {}}
     try:
         with rclpy.init(args=[]):
             node = Node("cond_latency_probe")
 
-            def on_joint_state(msg):
-                arrivals[msg.header.stamp.sec * NS_PER_S + msg.header.stamp.nanosec] = time.monotonic()
-            node.create_subscription(JointState, "joint_states", on_joint_state, 100)
+            def arrived(where):
+                def on_message(msg):
+                    where[msg.header.stamp.sec * NS_PER_S + msg.header.stamp.nanosec] = time.monotonic()
+                return on_message
+            node.create_subscription(JointState, "joint_states", arrived(arrivals["joint_states"]), 100)
+            if ft_topic:
+                node.create_subscription(WrenchStamped, ft_topic, arrived(arrivals["ft"]), 100)
             executor = SingleThreadedExecutor()
             executor.add_node(node)
             executor.spin()
@@ -165,4 +178,4 @@ def probe(out_path: str) -> None:
 
 
 if __name__ == "__main__":
-    probe(sys.argv[1])
+    probe(*sys.argv[1:3])

@@ -191,7 +191,6 @@ class SimNode(Node):
         self.marker_pub = self.create_publisher(MarkerArray, "~/markers", DEFAULT_QOS)
         self.marker_force_scale = self.config.marker_force_scale
         self.observer_output_delay = self.config.observer_output_delay
-        self._held = None  # the last step's (due, start, stepped) while its observer outputs wait
         self.description_pubs = self._publish_robot_descriptions()
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", DEFAULT_QOS)
         self.tf_pub = self.create_publisher(TFMessage, "/tf", 100) if TFMessage is not None else None
@@ -340,8 +339,6 @@ class SimNode(Node):
     def reset(self, *, reset_time: bool = False, reset_state: bool = True) -> tuple[bool, str]:
         """Back to the initial state (``reset_state``) and/or /clock back to 0 (``reset_time``); without
         ``reset_time`` /clock goes on from where it was."""
-        if self._held is not None:  # the held outputs are the old state's
-            self._finish_step()
         stopped = self._cancel_steps("reset")
         if reset_state:
             self.failure = None
@@ -410,12 +407,7 @@ class SimNode(Node):
             executor.spin_once(timeout_sec=0.0)
 
     def _step_if_due(self, now: float) -> float:
-        """Finish the last step when its observer outputs are due; then step if one is wanted, due and
-        (lockstep) answered; else the seconds to wait."""
-        if self._held is not None:
-            if now < self._held[0]:
-                return self._held[0] - now
-            self._finish_step()
+        """Step if one is wanted, due and (lockstep) answered; else the seconds to wait."""
         if not self.requests.wants_step():
             return IDLE_WAIT
         if not self.requests.outstanding:  # ~/step calls run as fast as possible
@@ -460,12 +452,19 @@ class SimNode(Node):
             self.get_logger().info(f"{FIRST_STEP_LOG}, {stepped - self._created:.2f} s after the node started")
             self._created = None
         self.clock.advance()
-        # the controller's inputs first (/joint_states ~0.3 ms, F/T ~0.4 ms at 320 segments), then, once the
-        # controller had the cores for observer_output_delay, what only observers read (~0.4 ms, markers 1 ms)
+        # the controller's inputs first (/joint_states ~0.3 ms, F/T ~0.4 ms at 320 segments); then the node
+        # sleeps, not spins (an executor's wait costs ~0.25 ms of a core), so the controller and the other
+        # subscribers wake up on free cores; then what only observers read (~0.4 ms, markers ~1 ms)
         self._publish_state()
         self._publish_ft([sensor.update(sim.state.time, sim.previous_state, sim.state, sim.contacts, sim.dt)
                           for sensor in self.scene.sensors])
-        # before the hold, whose callbacks may bring the controller's answer to this step
+        if not self.requests.paused:  # steps that ~/step asks for run as fast as they can
+            time.sleep(self.pacer.observer_hold(start, time.monotonic(), self.observer_output_delay))
+        observers = time.monotonic()
+        self._publish_observer_outputs()
+        published = time.monotonic()
+        self.pacer.observed(published - observers)
+        self.pacer.stepped(start, stepped, published)
         ended = self.lockstep.stepped(timed_out)
         if timed_out:
             self.warn("lockstep", f"lockstep: no command for the step from t = {sim.previous_state.time:.6f} s "
@@ -473,21 +472,6 @@ class SimNode(Node):
                                   f"({self.lockstep.held} steps held in a row)")
         elif ended:
             self.get_logger().info(f"lockstep: commands are back after {ended} held steps")
-        now = time.monotonic()
-        self._held = (now + self.pacer.observer_hold(start, now, self.observer_output_delay), start, stepped)
-        if self._held[0] <= now:
-            self._finish_step()
-
-    def _finish_step(self) -> None:
-        """The held step's observer outputs, its pacing record and its ``~/step`` replies."""
-        _, start, stepped = self._held
-        self._held = None
-        observers = time.monotonic()
-        self._publish_observer_outputs()
-        published = time.monotonic()
-        self.pacer.observed(published - observers)
-        self.pacer.stepped(start, stepped, published)
-        sim = self.sim
         for token in self.requests.stepped():
             token.set_result((True, f"done; t = {sim.state.time:.6f} s"))
         if self.on_step is not None:

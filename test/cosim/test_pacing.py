@@ -45,3 +45,19 @@ def test_achieved_real_time_factor_and_summary():
     summary = pacer.summary()
     assert summary["steps"] == 11
     assert summary["step_ms_median"] == pytest.approx(4.0) and summary["publish_ms_median"] == pytest.approx(1.0)
+
+
+def test_observer_hold_stays_within_the_budget():
+    """The observer outputs wait the asked delay when the step's budget has room for it and for twice their
+    longest recent time; less when it has not; never at real-time factor 0 or with no delay asked."""
+    pacer = Pacer(0.01, 1.0)
+    assert pacer.observer_hold(0.0, 0.003, 0.0015) == pytest.approx(0.0015)  # 10 ms budget, 3 ms used
+    pacer.observed(0.002)
+    assert pacer.observer_hold(0.0, 0.003, 0.0015) == pytest.approx(0.0015)  # 3 + 1.5 + 2 x 2 < 10 ms
+    assert pacer.observer_hold(0.0, 0.005, 0.0015) == pytest.approx(0.001)  # 5 + 1 + 4 = 10 ms
+    assert pacer.observer_hold(0.0, 0.008, 0.0015) == 0.0  # late already
+    assert pacer.observer_hold(0.0, 0.003, 0.0) == 0.0
+    assert Pacer(0.01, 0.0).observer_hold(0.0, 0.003, 0.0015) == 0.0
+    for _ in range(100):  # the longest is that of the last 100 steps: a marker step's falls out
+        pacer.observed(0.0002)
+    assert pacer.observer_hold(0.0, 0.005, 0.0015) == pytest.approx(0.0015)

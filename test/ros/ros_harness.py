@@ -197,6 +197,7 @@ class Observer:
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
         self.messages = collections.defaultdict(list)
+        self.arrivals = collections.defaultdict(list)  # key -> monotonic time each message was taken
         self.callbacks = []  # called with each /joint_states message (a test's controller)
         best_effort = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
         subscriptions = {"clock": (Clock, "/clock", best_effort), "joint_states": (JointState, "/joint_states", 100),
@@ -216,6 +217,7 @@ class Observer:
 
     def _recorder(self, key):
         def record(msg):
+            self.arrivals[key].append(time.monotonic())
             self.messages[key].append(msg)
             if key == "joint_states":
                 for callback in self.callbacks:

@@ -96,7 +96,7 @@ def test_launch_runs_the_winding_demo(tmp_path):
 
 def test_ros_bench_json(tmp_path):
     """`cond-ros bench ros_panda_cable --json` reports the real-time factor, the step-to-subscriber latency
-    and the node's memory."""
+    of /joint_states and of the F/T topic, and the node's memory."""
     out = tmp_path / "bench.json"
     with ros_session():
         bench = NodeProcess(["-m", "cond_ros.cli", "bench", "ros_panda_cable", "--json", "--scene",
@@ -111,5 +111,8 @@ def test_ros_bench_json(tmp_path):
     assert result["realtime_factor"] > 0
     assert result["latency_samples"] > 50
     assert 0 < result["step_to_subscriber_latency_ms"]["median"] <= result["step_to_subscriber_latency_ms"]["p99"]
+    assert result["ft_topic"] == "/cond_sim/ft/wrist_ft"
+    ft = result["step_to_ft_subscriber_latency_ms"]
+    assert 0 < ft["median"] <= ft["p99"]
     # the node imports numpy, numba's kernels and rclpy: well over 50 MB resident, sampled once a simulated second
     assert result["rss_peak_mb"] > 50 and len(result["rss_samples"]) == 1
