@@ -458,8 +458,10 @@ class SimNode(Node):
         self._publish_state()
         self._publish_ft([sensor.update(sim.state.time, sim.previous_state, sim.state, sim.contacts, sim.dt)
                           for sensor in self.scene.sensors])
-        if not self.requests.paused:  # steps that ~/step asks for run as fast as they can
-            time.sleep(self.pacer.observer_hold(start, time.monotonic(), self.observer_output_delay))
+        hold = 0.0 if self.requests.paused else self.pacer.observer_hold(start, time.monotonic(),
+                                                                          self.observer_output_delay)
+        if hold > 0.0:  # not for steps that ~/step asks for: they run as fast as they can
+            time.sleep(hold)
         observers = time.monotonic()
         self._publish_observer_outputs()
         published = time.monotonic()
