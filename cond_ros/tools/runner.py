@@ -30,6 +30,7 @@ class RunResult:
     dt: float
     compile_s: float = 0.0
     paused_s: float = 0.0  # wall time a viewer's pause held the run
+    physics_s: float = 0.0  # wall time inside Simulator.step: what compares to another simulator's step call
 
     def column(self, name: str) -> np.ndarray:
         return self.rows[:, self.header.index(name)]
@@ -52,7 +53,8 @@ class RunResult:
                     collision_ms=float(np.median(self.column("collision_ms"))),
                     dynamics_ms=float(np.median(self.column("dynamics_ms"))),
                     solver_ms=float(np.median(self.column("solver_ms"))),
-                    step_ms_median=float(np.median(per_step)), ft=self.ft_statistics())
+                    step_ms_median=float(np.median(per_step)),
+                    physics_ms_mean=1e3 * max(0.0, self.physics_s - self.compile_s) / steps, ft=self.ft_statistics())
 
     def write_csv(self, path: str) -> None:
         with open(path, "w", newline="") as fh:
@@ -146,7 +148,7 @@ def run_scene(scene: Scene, steps: int, *, progress: bool = True, desc: str = "r
     kin = ArticulationKinematics(sim.model.robots[scene.script.robot]) if has_tool else None
     base_inverse = np.linalg.inv(kin.art.base_transform) if has_tool else None
     rows = np.zeros((steps, len(header)))
-    k = 0
+    k, physics = 0, 0.0
     with jit.CompileTimer() as compiling, tqdm(total=steps, desc=desc, unit="step", disable=not progress) as bar:
         t0 = time.perf_counter()
         while k < steps:
@@ -163,7 +165,10 @@ def run_scene(scene: Scene, steps: int, *, progress: bool = True, desc: str = "r
                     on_step(0, None)
                 continue
             start = time.perf_counter()
-            st = sim.step(scene.control(sim.state.time))
+            control_input = scene.control(sim.state.time)
+            stepping = time.perf_counter()
+            st = sim.step(control_input)
+            physics += time.perf_counter() - stepping
             row = [sim.state.time, st.iterations, st.residual, st.contact_count, st.max_penetration, st.collision_ms,
                    st.dynamics_ms, st.solver_ms]
             row += list(sim.state.robot_q)
@@ -184,7 +189,7 @@ def run_scene(scene: Scene, steps: int, *, progress: bool = True, desc: str = "r
                 on_step(k, st)
         wall = time.perf_counter() - t0
     return RunResult(header, rows[:k], wall, sim.dt, compiling.seconds,
-                     control.paused_s if control is not None else 0.0)
+                     control.paused_s if control is not None else 0.0, physics)
 
 
 COMPILE_PHASE = "compiling kernels (first run only, 0.5-2 min; later runs load them in about a second)"
