@@ -44,6 +44,19 @@ def browser_missing() -> str | None:
     return None
 
 
+def printed_url(log, alive, timeout: float = START_TIMEOUT_S) -> str:
+    """The viewer URL that a process printed (``log()``: its output so far), once it did; an AssertionError
+    with the output when it ends first (``alive()`` false) or after ``timeout`` s."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if match := URL.search(log()):
+            return match.group(1)
+        if not alive():
+            raise AssertionError(f"the viewer's process ended:\n{log()[-3000:]}")
+        time.sleep(0.2)
+    raise AssertionError(f"no viewer URL within {timeout} s:\n{log()[-3000:]}")
+
+
 class ViewerProcess:
     """``cond-ros ARGS`` (a viewer command) in its own process group; its output in ``log_path``."""
 
@@ -63,14 +76,7 @@ class ViewerProcess:
 
     def url(self, timeout: float = START_TIMEOUT_S) -> str:
         """The URL the command printed, once it did."""
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            if match := URL.search(self.log()):
-                return match.group(1)
-            if self.proc.poll() is not None:
-                raise AssertionError(f"the viewer command exited {self.proc.returncode}:\n{self.log()[-3000:]}")
-            time.sleep(0.2)
-        raise AssertionError(f"no viewer URL within {timeout} s:\n{self.log()[-3000:]}")
+        return printed_url(self.log, lambda: self.proc.poll() is None, timeout)
 
     def _signal(self, sig) -> None:
         with contextlib.suppress(ProcessLookupError):

@@ -1,25 +1,14 @@
 """The node's browser view (parameter ``view``) in a real headless browser: its buttons are the node's own
 pause, step and reset, run on the node's thread (cond_ros/ros/node_view.py)."""
-import re
 import time
 
 import pytest
 from ros_harness import ros_session, start_sim
-from viewer_page import ViewerPage, blank, browser_missing
+from viewer_page import ViewerPage, blank, browser_missing, printed_url
 
 MISSING = browser_missing()
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=f"no headless browser here: {MISSING}")
 DT = 0.01  # panda_cable_small's
-
-
-def _url(process, timeout=240.0) -> str:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if match := re.search(r"viewer: (http://\S+)", process.log()):
-            return match.group(1)
-        assert process.alive(), process.log()[-3000:]
-        time.sleep(0.2)
-    raise AssertionError(f"no viewer URL in the node's log:\n{process.log()[-3000:]}")
 
 
 def test_the_node_view_steps_pauses_and_resets_the_node(tmp_path):
@@ -27,7 +16,7 @@ def test_the_node_view_steps_pauses_and_resets_the_node(tmp_path):
         process = start_sim(tmp_path, view=True, view_port=0, start_paused=True, real_time_factor=0.5)
         page = None
         try:
-            page = ViewerPage(_url(process), window=(1000, 700))
+            page = ViewerPage(printed_url(process.log, process.alive), window=(1000, 700))
             text = page.wait_for(lambda t: "cable cable0" in t and t, what="the scene")
             assert "robot panda: 14 links" in text and "F/T wrist_ft" in text, text
             start = page.wait_for(lambda t: (s := page.status()).get("state") == "paused" and s, what="paused")
