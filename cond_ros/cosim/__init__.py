@@ -19,7 +19,7 @@ from .interfaces import (FT_PRESETS, JOINT_COMMAND_TOPIC, JOINT_INTERFACES, JOIN
                          joint_interface, stiffness_link)
 from .joint_names import JointNameMap, UnknownJointError
 from .outputs import (WORLD_FRAME, ColliderShape, cable_polyline, collider_shapes, contact_force_segments, link_frames,
-                      robot_kinematics, sensor_frame_id, soft_body_surface)
+                      robot_kinematics, robot_link_poses, sensor_frame_id, soft_body_surface)
 from .pacing import Pacer
 from .publication import CLOCK_TOPIC, StepOutputs, resolve_topic, topic_token
 from .sim_setup import build_scene, command_mapping, load_scene_parameter, warm_up
@@ -43,5 +43,5 @@ __all__ = [
     # values out
     "StepOutputs", "CLOCK_TOPIC", "JOINT_STATES_TOPIC", "WORLD_FRAME", "resolve_topic", "topic_token",
     "cable_polyline", "ColliderShape", "collider_shapes", "contact_force_segments", "link_frames", "robot_kinematics",
-    "soft_body_surface", "WarningThrottle",
+    "robot_link_poses", "soft_body_surface", "WarningThrottle",
 ]

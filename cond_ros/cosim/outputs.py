@@ -54,20 +54,27 @@ def _relative(parent: np.ndarray, child: np.ndarray) -> np.ndarray:
     return np.linalg.solve(parent, child)
 
 
+def robot_link_poses(model: Model, robot_q: np.ndarray, kinematics: list) -> list:
+    """Per robot, the world poses of its links at the joint positions ``robot_q`` (all robots'), (links, 4, 4);
+    ``kinematics``: :func:`robot_kinematics` of ``model``, updated in place."""
+    out = []
+    for r, kin in enumerate(kinematics):
+        kin.update(robot_q[model.robot_dof_offset[r]:model.robot_dof_offset[r + 1]])
+        out.append(kin.link_pose.copy())
+    return out
+
+
 def link_frames(model: Model, state: State, kinematics: list, sensors=()) -> list:
     """(parent frame, child frame, 4x4 pose of the child in the parent) of every robot link and of each
     F/T sensor frame (``frame: sensor``): the TF tree below ``world``."""
     out = []
-    for r, (art, kin) in enumerate(zip(model.robots, kinematics)):
-        lo, hi = model.robot_dof_offset[r], model.robot_dof_offset[r + 1]
-        kin.update(state.robot_q[lo:hi])
+    for art, poses in zip(model.robots, robot_link_poses(model, state.robot_q, kinematics)):
         for link in range(art.link_count):
             parent = art.link_parent[link]
             if parent < 0:
-                out.append((WORLD_FRAME, art.link_name[link], kin.link_pose[link].copy()))
+                out.append((WORLD_FRAME, art.link_name[link], poses[link]))
             else:
-                out.append((art.link_name[parent], art.link_name[link],
-                            _relative(kin.link_pose[parent], kin.link_pose[link])))
+                out.append((art.link_name[parent], art.link_name[link], _relative(poses[parent], poses[link])))
     for sensor in sensors:
         if sensor.spec.frame == "sensor":
             out.append((sensor.spec.child_link, sensor.spec.name, np.array(sensor.spec.sensor_pose)))

@@ -13,8 +13,8 @@ import math
 import numpy as np
 import trimesh
 
-from ..cosim import ColliderShape, collider_shapes
-from ..sim import ArticulationKinematics, ColliderType, GeometryType, Model, State, matrix_to_quat
+from ..cosim import ColliderShape, collider_shapes, robot_kinematics, robot_link_poses
+from ..sim import ColliderType, GeometryType, Model, State, matrix_to_quat
 
 ROBOT_COLOR = (200, 200, 205)
 CABLE_COLOR = (230, 130, 30)
@@ -200,15 +200,10 @@ class FrameSampler:
     def __init__(self, scene, layout: Layout):
         self.scene = scene
         self.layout = layout
-        self.kinematics = [ArticulationKinematics(art) for art in scene.simulator.model.robots]
+        self.kinematics = robot_kinematics(scene.simulator.model)
 
     def link_poses(self, robot_q: np.ndarray) -> list:
-        model = self.scene.simulator.model
-        out = []
-        for r, kin in enumerate(self.kinematics):
-            kin.update(robot_q[model.robot_dof_offset[r]:model.robot_dof_offset[r + 1]])
-            out.append(kin.link_pose.copy())
-        return out
+        return robot_link_poses(self.scene.simulator.model, robot_q, self.kinematics)
 
     def frame(self, step: int, state: State, contacts, stats=None, real_time_factor: float = 0.0) -> Frame:
         """The frame of ``state`` (and the step's ``contacts``, solver ``stats`` and the sensors' last
