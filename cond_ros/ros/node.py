@@ -113,7 +113,7 @@ class SimNode(Node):
         self._create_interfaces()
         self.add_on_set_parameters_callback(self._check_live_parameters)
         self.add_post_set_parameters_callback(self._apply_live_parameters)
-        self._publish(readings=None)
+        self._publish_unstepped()
         self.get_logger().info(
             f"scene {self.config.scene!r}: {len(self.layout.names)} joints, {len(self.scene.sensors)} F/T sensors, "
             f"dt {self.sim.dt} s, solver {self.sim.solver.name}; "
@@ -349,7 +349,7 @@ class SimNode(Node):
             self.lockstep.reset()
         self.clock.reset(time=reset_time, state=reset_state)
         self.pacer.restart(time.monotonic())
-        self._publish(readings=None)
+        self._publish_unstepped()
         return True, (f"reset{' the state' if reset_state else ''}{' and' if reset_state and reset_time else ''}"
                       f"{' the time' if reset_time else ''}; /clock at {self.clock.stamp_ns * 1e-9:.6f} s; "
                       f"{'paused' if self.requests.paused else 'running'}{stopped}")
@@ -481,12 +481,11 @@ class SimNode(Node):
 
     # -- publishing ------------------------------------------------------------------------------------
 
-    def _publish(self, readings) -> None:
-        """Everything due at this step; ``readings`` (F/T, one per sensor) is None before the first step."""
+    def _publish_unstepped(self) -> None:
+        """What is due where no step was made (the start, a reset): the state, markers and /tf; the F/T and
+        contact wrenches come from a step."""
         self._publish_state()
-        if readings is not None:
-            self._publish_ft(readings)
-        self._publish_observer_outputs(contact_wrenches=readings is not None)
+        self._publish_observer_outputs(contact_wrenches=False)
 
     def _publish_state(self) -> None:
         """/clock, then /joint_states if due: the time and what a controller closes its loop on."""
