@@ -1,9 +1,10 @@
 """The ``cond-ros`` command: run and view scenes, launch the node, benchmarks; the bag commands are in ``bags``.
 
-    cond-ros run SCENE [--view] [--steps N] [--solver cond] [--out run.csv] [--plot ft.png]
+    cond-ros run SCENE [--view] [--steps N] [--solver cond] [--overlay fitted.yaml] [--out run.csv] [--plot ft.png]
     cond-ros view SCENE | RUN.csv | BAG [--scene S] [--port P]
     cond-ros bench NAME [--json] [--quick] [--out FILE]
-    cond-ros launch NAME [--scene S] [--real-time-factor R] [--lockstep] [--use-sim-time true|false] [--view]
+    cond-ros launch NAME [--scene S] [--overlay fitted.yaml] [--real-time-factor R] [--lockstep]
+                    [--use-sim-time true|false] [--view]
     cond-ros scenes
     cond-ros compile [SCENE ...]
     cond-ros record | replay | salvage | compare | play ...   (cli/bags.py)
@@ -89,7 +90,7 @@ RUN_DT_RANGE = (1e-6, 1.0)  # [s]: the node's dt parameter stops at 1 s too
 
 
 def _cmd_run(args) -> int:
-    from ..scenes import load_named_scene, scene_names
+    from ..scenes import load_named_scene, read_overlay, scene_names
     from ..sim import ModelError, SimulationError
     from ..tools import format_summary, run_scene, warm_up_timed
     if args.scene_file is None and _unknown("run", "scene", args.scene, scene_names()):
@@ -114,7 +115,8 @@ def _cmd_run(args) -> int:
               file=sys.stderr)
         return 2
     try:
-        scene = load_named_scene(args.scene, dt=args.dt, solver=args.solver, path=args.scene_file)
+        overlay = read_overlay(args.overlay) if args.overlay else None
+        scene = load_named_scene(args.scene, dt=args.dt, solver=args.solver, path=args.scene_file, overlay=overlay)
     except ModelError as exc:
         print(f"cond-ros run: {exc}", file=sys.stderr)
         return 2
@@ -175,7 +177,8 @@ def _cmd_launch(args) -> int:
         return 2
     if rclpy_missing("launch"):
         return 2
-    overrides = {k: v for k, v in (("scene", args.scene), ("real_time_factor", args.real_time_factor),
+    overrides = {k: v for k, v in (("scene", args.scene), ("overlay", args.overlay),
+                                   ("real_time_factor", args.real_time_factor),
                                    ("lockstep", "true" if args.lockstep else None),
                                    ("use_sim_time", args.use_sim_time), ("rviz", "true" if args.rviz else None),
                                    ("view", "true" if args.view else None))
@@ -293,6 +296,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", help="write one CSV row per step: time, solver statistics, joint positions, tool pose, "
                                    "F/T readings (sensor and base frame)")
     run.add_argument("--scene-file", default=None, help="load this scene YAML instead of config/SCENE.yaml")
+    run.add_argument("--overlay", default=None, help="a scene overlay YAML (key paths or parameter names set to "
+                                                     "numbers; what cond-ros fit writes)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     add_view_options(run)
     run.set_defaults(func=_cmd_run)
@@ -321,6 +326,8 @@ def build_parser() -> argparse.ArgumentParser:
     launch = sub.add_parser("launch", help="start a launch's ROS 2 nodes without launch_ros (panda_cable)")
     launch.add_argument("name", help="launch name (panda_cable: the sim and the winding demo controller)")
     launch.add_argument("--scene", default=None, help="scene name or YAML path (default panda_cable)")
+    launch.add_argument("--overlay", default=None, help="a scene overlay YAML that cond_sim applies (what cond-ros fit "
+                                                        "writes)")
     launch.add_argument("--real-time-factor", default=None, help="target simulated / wall time (default 1.0)")
     launch.add_argument("--lockstep", action="store_true", help="each step waits for the controller's command")
     launch.add_argument("--use-sim-time", default=None, help="true|false: the controller runs on /clock (default true)")

@@ -21,7 +21,7 @@ from .checks import rclpy_missing
 def _sim_config(command: str, args):
     """The node parameters that ``record`` and ``replay`` take (None and a message on stderr if invalid)."""
     from ..cosim import ConfigError, validate_config
-    values = dict(scene=args.scene, dt=args.dt or 0.0, solver=args.solver or "",
+    values = dict(scene=args.scene, overlay=args.overlay or "", dt=args.dt or 0.0, solver=args.solver or "",
                   gravity_compensation=not args.no_gravity_compensation)
     if args.sensor_noise is not None:
         values["sensor_noise"] = args.sensor_noise == "true"
@@ -203,6 +203,9 @@ def _add_sim_options(parser) -> None:
     parser.add_argument("--storage", choices=("mcap", "sqlite3"), default="mcap", help="bag storage (default mcap)")
     parser.add_argument("--duration", type=float, default=None, help="simulated seconds to run")
     parser.add_argument("--dt", type=float, default=None, help="time step [s] (default: the scene's)")
+    parser.add_argument("--overlay", default=None,
+                        help="a scene overlay YAML (key paths or parameter names set to numbers; what cond-ros fit "
+                             "writes)")
     parser.add_argument("--solver", default=None,
                         help="contact solver (cond, penalty, pgs, apgd, bisection, newton, primal_newton, compliant; "
                              "default: the scene's)")

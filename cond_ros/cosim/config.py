@@ -49,6 +49,8 @@ class ParameterSpec:
 _RATE = "[Hz] of simulated time: > 0 that rate, 0 every step, < 0 off"
 PARAMETERS = (
     ParameterSpec("scene", "panda_cable", "scene name (built-in or config/NAME.yaml) or path to a scene YAML"),
+    ParameterSpec("overlay", "", "scene overlay YAML (key paths or parameter names set to numbers, as cond-ros fit "
+                                 "writes) applied to the scene file; empty = none"),
     ParameterSpec("dt", 0.0, "time step [s], a whole number of nanoseconds; 0 = the scene's", 0.0, 1.0),
     ParameterSpec("real_time_factor", 1.0, "target simulated / wall time; 0 = as fast as possible", 0.0, 1000.0,
                   read_only=False),
@@ -144,6 +146,7 @@ class SimConfig:
     view_host: str = "127.0.0.1"
     view_port: int = 8080
     observer_output_delay: float = 0.0015
+    overlay: str = ""
 
 
 def _check(spec: ParameterSpec, value) -> str | None:
@@ -195,6 +198,8 @@ def check_parameter(name: str, value) -> str | None:
         topics = [topic for _, topic in outputs]
         if len(set(topics)) != len(topics):
             return f"ft_outputs: two outputs on one topic: {list(value)}"
+    if name == "overlay" and value and not os.path.isfile(value):
+        return f"overlay: no such file: {value!r}"
     if name == "record_bag" and value and (problem := output_problem(value, new=True)):
         return f"record_bag: {problem}" + ("; choose a new path" if os.path.lexists(value) else "")
     return None

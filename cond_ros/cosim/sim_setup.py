@@ -11,7 +11,7 @@ import dataclasses
 import yaml
 
 from ..resources import ResourceError, scene_files
-from ..scenes import BUILT_IN, Scene, load_named_scene, with_options
+from ..scenes import BUILT_IN, Overlay, Scene, load_named_scene, read_overlay, with_options
 from ..sim import ModelError, SimulatedFTSensor, override_options
 from .commands import CommandState
 from .config import ConfigError, SimConfig, scene_path
@@ -30,23 +30,26 @@ def _sensor(model, sensor: SimulatedFTSensor, config: SimConfig) -> SimulatedFTS
     return SimulatedFTSensor(model, dataclasses.replace(sensor.spec, **changes), sensor.robot)
 
 
-def load_scene_parameter(scene: str, *, script: bool = True) -> Scene:
-    """The scene that a ``scene`` parameter names; with ``script=False``, without its scripted motion."""
+def load_scene_parameter(scene: str, *, script: bool = True, overlay: str | Overlay = "") -> Scene:
+    """The scene that a ``scene`` parameter names; with ``script=False``, without its scripted motion;
+    ``overlay`` (a file, or settings made in memory) changes numbers of its scene file first."""
     try:
         packaged = scene_files()
     except ResourceError as exc:
         raise ConfigError(f"scene {scene!r}: {exc}") from None
     path = scene_path(scene, packaged, BUILT_IN)
     try:
-        return load_named_scene(scene, path=path, script=script)
+        if isinstance(overlay, str):
+            overlay = read_overlay(overlay) if overlay else None
+        return load_named_scene(scene, path=path, script=script, overlay=overlay)
     except (ModelError, OSError, yaml.YAMLError) as exc:
         raise ConfigError(f"scene {scene!r}: {exc}") from None
 
 
-def build_scene(config: SimConfig, *, script: bool = True) -> Scene:
-    """The scene of ``config.scene`` with dt, solver and sensor settings applied (``script``: see
-    :func:`load_scene_parameter`)."""
-    scene = load_scene_parameter(config.scene, script=script)
+def build_scene(config: SimConfig, *, script: bool = True, overlay: Overlay | None = None) -> Scene:
+    """The scene of ``config.scene`` with its overlay (``overlay``, else the file ``config.overlay``), dt, solver
+    and sensor settings applied (``script``: see :func:`load_scene_parameter`)."""
+    scene = load_scene_parameter(config.scene, script=script, overlay=overlay or config.overlay)
     model = scene.simulator.model
     try:
         # the parameters' 0 / "" mean "the scene's own"

@@ -86,6 +86,8 @@ PANDA_CABLE = LaunchSpec(
                 "trajectory",
     arguments=(
         LaunchArgument("scene", "panda_cable", "scene name or YAML path (panda_cable_small: a 20-segment cable)"),
+        LaunchArgument("overlay", "", "scene overlay YAML that cond_sim applies (what cond-ros fit writes); empty = "
+                                      "none"),
         LaunchArgument("real_time_factor", "1.0", "target simulated / wall time; 0 = as fast as possible"),
         LaunchArgument("lockstep", "false", "each step waits for the controller's command"),
         LaunchArgument("use_sim_time", "true", "the controller runs on /clock"),
@@ -96,7 +98,8 @@ PANDA_CABLE = LaunchSpec(
     ),
     nodes=(
         NodeLaunch("cond_sim", "cond_ros.ros.node", "cond_sim",
-                   (("scene", "scene", str), ("real_time_factor", "real_time_factor", float),
+                   (("scene", "scene", str), ("overlay", "overlay", str),
+                    ("real_time_factor", "real_time_factor", float),
                     ("lockstep", "lockstep", bool), ("view", "view", bool)), simulator=True),
         NodeLaunch("cond_demo_controller", "cond_ros.ros.demo_controller", "cond_demo_controller",
                    (("scene", "scene", str), ("use_sim_time", "use_sim_time", bool))),

@@ -38,7 +38,9 @@ POLL_S = 0.05  # [s] between two looks at the nodes (and at a signal that arrive
 
 
 def _ros_value(value) -> str:
-    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value) or "''"  # `-p name:=` would not parse: '' is YAML's empty string
 
 
 def node_command(node, arguments: dict) -> list:

@@ -8,7 +8,9 @@ import os
 import numpy as np
 
 from ..resources import packaged_file, scene_files
-from ..sim import DampingPolicy, Model, ModelBuilder, SimOptions, Simulator, box_inertia, override_options, particle
+from ..sim import (DampingPolicy, Model, ModelBuilder, ModelError, SimOptions, Simulator, box_inertia, override_options,
+                   particle)
+from .overlay import Overlay
 from .scene import Scene, load_scene, read_scene_yaml, scene_from_data
 
 BOX_HALF = 0.1  # Sec. V-B: 0.2 m cube
@@ -77,16 +79,25 @@ def scene_file(name: str) -> str:
     return packaged_file(os.path.join("config", f"{name}.yaml"))
 
 
-def load_named_scene(name: str, *, dt=None, solver=None, path=None, script: bool = True) -> Scene:
+def load_named_scene(name: str, *, dt=None, solver=None, path=None, script: bool = True,
+                     overlay: Overlay | None = None) -> Scene:
     """The :class:`~cond_ros.scenes.scene.Scene` of a built-in scene or ``config/NAME.yaml`` (or ``path``).
 
     ``dt`` and ``solver`` override the scene's own when given (:func:`~cond_ros.sim.options.override_options`:
     another solver starts from its defaults, the scene's own keeps its options); ``script=False`` leaves out
-    its scripted motion (see :func:`~cond_ros.scenes.scene.load_scene`).
+    its scripted motion (see :func:`~cond_ros.scenes.scene.load_scene`); ``overlay`` changes numbers of the
+    scene file before it is built (:mod:`~cond_ros.scenes.overlay`).
     """
     if name in BUILT_IN and path is None:
+        if overlay is not None:
+            raise ModelError(f"{overlay.source}: {name} is built in code, not from a scene file; an overlay "
+                             "applies to a scene YAML")
         make, duration = BUILT_IN[name]
         scene = Scene(Simulator(make(), options=SimOptions()), None, duration, [], [])
+    elif overlay is not None:
+        path = path or scene_file(name)
+        scene = scene_from_data(overlay.apply(read_scene_yaml(path), path), f"{overlay.source} applied to {path}",
+                                script=script)
     else:
         scene = load_scene(path or scene_file(name), script=script)
     return with_options(scene, override_options(scene.simulator.options, dt=dt, solver=solver))

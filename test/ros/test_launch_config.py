@@ -18,8 +18,8 @@ def test_parameter_values():
     args = dict(PANDA_CABLE.defaults(), real_time_factor="0.5", lockstep="True")
     sim, controller, rviz = PANDA_CABLE.nodes
     assert parameter_values(rviz, args) == {} and not rviz.enabled(args) and rviz.enabled(dict(args, rviz="true"))
-    assert parameter_values(sim, args) == {"scene": "panda_cable", "real_time_factor": 0.5, "lockstep": True,
-                                           "view": False}
+    assert parameter_values(sim, args) == {"scene": "panda_cable", "overlay": "", "real_time_factor": 0.5,
+                                           "lockstep": True, "view": False}
     assert parameter_values(sim, dict(args, view="true"))["view"] is True
     assert parameter_values(controller, args) == {"scene": "panda_cable", "use_sim_time": True}
     with pytest.raises(ValueError, match="lockstep"):
@@ -31,8 +31,8 @@ def test_node_command_line():
     """The pip launcher runs each node's module with the same parameters."""
     command = node_command(PANDA_CABLE.nodes[0], dict(PANDA_CABLE.defaults(), lockstep="true"))
     assert command[:3] == [sys.executable, "-m", "cond_ros.ros.node"]
-    assert command[3:] == ["--ros-args", "-r", "__node:=cond_sim", "-p", "scene:=panda_cable", "-p",
-                           "real_time_factor:=1.0", "-p", "lockstep:=true", "-p", "view:=false"]
+    assert command[3:] == ["--ros-args", "-r", "__node:=cond_sim", "-p", "scene:=panda_cable", "-p", "overlay:=''",
+                           "-p", "real_time_factor:=1.0", "-p", "lockstep:=true", "-p", "view:=false"]
 
 
 def test_launcher_rejects_bad_arguments(monkeypatch):
@@ -132,7 +132,7 @@ def test_launch_file_structure(monkeypatch):
     kind, (actions,), _ = module.generate_launch_description()
     assert kind == "description"
     arguments = [a[1][0] for a in actions if a[0] == "argument"]
-    assert arguments == ["scene", "real_time_factor", "lockstep", "use_sim_time", "rviz", "view"]
+    assert arguments == ["scene", "overlay", "real_time_factor", "lockstep", "use_sim_time", "rviz", "view"]
     nodes = {a[2]["executable"]: a for a in actions if a[0] == "node"}
     assert set(nodes) == {"cond_sim", "cond_demo_controller", "rviz2"}
     rviz = nodes["rviz2"][2]
@@ -140,7 +140,7 @@ def test_launch_file_structure(monkeypatch):
     assert rviz["condition"] == ("if", (("configuration", ("rviz",), {}),), {}) and "parameters" not in rviz
     assert "condition" not in nodes["cond_sim"][2]
     sim_parameters = nodes["cond_sim"][2]["parameters"][0]
-    assert set(sim_parameters) == {"scene", "real_time_factor", "lockstep", "view"}
+    assert set(sim_parameters) == {"scene", "overlay", "real_time_factor", "lockstep", "view"}
     assert sim_parameters["real_time_factor"][2]["value_type"] is float
     handlers = [a[1][0][2] for a in actions if a[0] == "handler"]
     assert sorted(h["target_action"][2]["executable"] for h in handlers) == ["cond_demo_controller", "cond_sim"]
