@@ -22,9 +22,9 @@ _EXPORTS = {
     "CompareOptions": "compare", "Comparison": "compare", "compare_bags": "compare", "compare_series": "compare",
     "summary_text": "report", "write_report": "report",
     "OfflineNode": "offline_node",
-    "record_scene": "record",
+    "record_scene": "record", "drive_script": "record",
     "salvage_bag": "salvage", "scan_mcap": "mcap_scan",
-    "replay_bag": "replay",
+    "replay_bag": "replay", "DrivePlan": "replay", "read_drive": "replay", "drive_node": "replay",
     "PRESETS": "presets", "sensor_convention": "presets", "read_preset_series": "presets",
 }
 __getattr__, __all__ = lazy_exports(__name__, _EXPORTS)

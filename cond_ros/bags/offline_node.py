@@ -25,12 +25,16 @@ class OfflineNode:
     Messages are ``rosbags`` objects on absolute topic names (node ``cond_sim`` in namespace ``/``),
     stamped ``t0_ns`` + steps * dt.
 
+    ``script=False`` builds the scene without its scripted motion (a replay drives it from a bag: the IK of a
+    recorded trajectory is not needed); ``overlay`` (a :class:`~cond_ros.scenes.Overlay`) replaces
+    ``config.overlay``.
+
     Raises :class:`~cond_ros.cosim.config.ConfigError` for a bad scene or parameter.
     """
 
-    def __init__(self, config: SimConfig, *, t0_ns: int = 0):
+    def __init__(self, config: SimConfig, *, t0_ns: int = 0, script: bool = True, overlay=None):
         self.config = config
-        self.scene = build_scene(config)
+        self.scene = build_scene(config, script=script, overlay=overlay)
         warm_up(self.scene)
         self.sim = self.scene.simulator
         model = self.sim.model

@@ -72,6 +72,30 @@ def demo_commands(script, model, stamp_ns: int) -> list:
     return out
 
 
+def drive_script(node: OfflineNode, steps: int, sink, *, progress: bool = True, stop=lambda: False,
+                 desc: str = "record", source=None) -> int:
+    """Step ``node`` ``steps`` times from the start as ``cond_demo_controller`` drives it with the scene's script
+    (in lockstep: each /joint_states answered before the next step), writing what both publish to ``sink``
+    (``write(topic, log_ns, message)``); ``stop()`` true between two steps ends it. Returns the steps made.
+
+    A failed step is a BagError naming ``source`` (default: the scene)."""
+    script, model = node.scene.script, node.sim.model
+    command_topic, states_topic = resolve_topic(JOINT_COMMAND_TOPIC), resolve_topic(JOINT_STATES_TOPIC)
+    done = 0
+    published = node.start()
+    write_all(sink, published)
+    for _ in progress_bar(range(steps), progress=progress, desc=desc, unit="step"):
+        if stop():
+            break
+        if script is not None and any(topic == states_topic for topic, _ in published):
+            for command in demo_commands(script, model, node.stamp_ns):
+                sink.write(command_topic, node.stamp_ns, command)
+                node.command(JOINT_COMMAND_TOPIC, command)
+        published = step_and_write(node, sink, node.config.scene if source is None else source)
+        done += 1
+    return done
+
+
 def record_scene(config: SimConfig, out, *, duration_s: float | None = None, storage: str = "mcap",
                  progress: bool = True, stop=lambda: False) -> RecordSummary:
     """Run ``config.scene`` for ``duration_s`` simulated seconds (default: the scene's duration) and write
@@ -84,22 +108,9 @@ def record_scene(config: SimConfig, out, *, duration_s: float | None = None, sto
     check_duration(duration_s)
     writer = BagWriter(out, storage=storage)  # checks the path before the scene is built
     node = OfflineNode(config)
-    script, model = node.scene.script, node.sim.model
     steps = int(round((node.scene.duration if duration_s is None else duration_s) / node.sim.dt))
-    command_topic, states_topic = resolve_topic(JOINT_COMMAND_TOPIC), resolve_topic(JOINT_STATES_TOPIC)
     start = time.perf_counter()
-    done = 0
     with writer:
-        published = node.start()
-        write_all(writer, published)
-        for _ in progress_bar(range(steps), progress=progress, desc="record", unit="step"):
-            if stop():
-                break
-            if script is not None and any(topic == states_topic for topic, _ in published):
-                for command in demo_commands(script, model, node.stamp_ns):
-                    writer.write(command_topic, node.stamp_ns, command)
-                    node.command(JOINT_COMMAND_TOPIC, command)
-            published = step_and_write(node, writer, out)
-            done += 1
+        done = drive_script(node, steps, writer, progress=progress, stop=stop, source=out)
     return RecordSummary(writer.path, done, done * node.sim.dt, dict(writer.counts), time.perf_counter() - start,
                          len(node.rejected), steps, done < steps)

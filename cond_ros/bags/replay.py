@@ -166,22 +166,41 @@ def _stamp_or_log(msg, log_ns: int) -> int:
     return stamp if stamp > 0 else log_ns
 
 
-def replay_bag(bag, out, config: SimConfig, *, drive: str = "auto", joint_states_topic: str = DEFAULT_JOINT_STATES,
-               start_ns: int | None = None, duration_s: float | None = None, storage: str = "mcap",
-               feedforward: bool = True, progress: bool = True, observer=None) -> ReplaySummary:
-    """Replay ``bag`` through the sim of ``config`` and write the sim's topics to the new bag ``out``.
+@dataclasses.dataclass(frozen=True)
+class DrivePlan:
+    """What drives a replay, read from its bag once (a fit replays it many times).
 
-    ``observer`` (a viewer's, or None): ``start(node)`` once the sim exists, ``before_step()`` before each step
-    (it may wait: a pause), ``after_step(node)`` after it.
+    ``drive``: commands or joint_states; ``events``: (log [ns], order, the node's relative topic, message) of
+    the commands, sorted; ``track``: the recorded joint motion (joint_states); ``t0_ns``: the stamp of simulated
+    time 0; ``end_ns``: the last stamp that drives anything."""
 
-    Raises BagError (naming the bag and topic) for unusable input or a failed simulation, ConfigError for
-    a bad scene or parameter; no bag is left at ``out`` then.
-    """
+    bag: str
+    drive: str
+    topics_in: list
+    t0_ns: int
+    end_ns: int
+    events: list
+    samples: list
+
+    def steps(self, dt_ns: int, duration_s: float | None) -> int:
+        """Steps of ``dt_ns`` over ``duration_s`` (None: up to the end of the drive); BagError if < 1."""
+        span = int(round(duration_s * messages.NS_PER_S)) if duration_s is not None else self.end_ns - self.t0_ns
+        steps = span // dt_ns
+        if steps < 1:
+            raise BagError(self.bag, f"spans {(self.end_ns - self.t0_ns) * 1e-9:.6f} s from the start stamp "
+                                     f"{self.t0_ns} ns: less than one step of {dt_ns * 1e-9:g} s",
+                           ", ".join(self.topics_in))
+        return steps
+
+
+def read_drive(bag, *, drive: str = "auto", joint_states_topic: str = DEFAULT_JOINT_STATES,
+               start_ns: int | None = None, progress: bool = True) -> DrivePlan:
+    """The :class:`DrivePlan` of ``bag`` (see :func:`replay_bag` for ``drive`` and ``start_ns``); BagError
+    naming the bag and topic when it has nothing to drive with."""
     if drive not in DRIVES:
         raise ValueError(f"drive: expected one of {', '.join(DRIVES)}, got {drive!r}")
-    check_duration(duration_s)
     bag = str(bag)
-    writer = BagWriter(out, storage=storage)  # checks the output path before anything is read
+    events, samples = [], []
     with BagReader(bag) as reader:
         commands = _command_topics(reader)
         if drive == "auto":
@@ -206,66 +225,90 @@ def replay_bag(bag, out, config: SimConfig, *, drive: str = "auto", joint_states
             if not samples:
                 raise BagError(bag, "has no messages", joint_states_topic)
             t0 = min(s for s, _ in samples) if start_ns is None else int(start_ns)
+            end_ns = max(s for s, _ in samples)
             topics_in = [joint_states_topic]
-    node = OfflineNode(config, t0_ns=t0)
-    dt_ns = node.clock.dt_ns
+    return DrivePlan(bag, drive, topics_in, t0, end_ns, events, samples)
+
+
+def drive_node(plan: DrivePlan, node: OfflineNode, steps: int, sink, *, feedforward: bool = True,
+               progress: bool = True, observer=None) -> list:
+    """Step ``node`` (made with ``t0_ns=plan.t0_ns``) ``steps`` times as ``plan`` drives it, from the start,
+    writing what it publishes to ``sink`` (``write(topic, log_ns, message)``: a BagWriter, or what keeps only a
+    topic); returns the warnings. Raises BagError naming the bag when the simulation fails, or when the scene
+    would reject every command."""
+    topics = ", ".join(plan.topics_in)
     warnings = []
-    if drive == "commands":  # a bag none of whose commands this scene takes would replay nothing: say so first
-        problems = [node.problem(topic, msg) for _, _, topic, msg in events]
+    if plan.drive == "commands":  # a bag none of whose commands this scene takes would replay nothing: say so first
+        problems = [node.problem(topic, msg) for _, _, topic, msg in plan.events]
         if all(problems):
-            raise BagError(bag, f"the scene would reject every one of its {len(events)} commands; first: "
-                                f"{problems[0]}", ", ".join(topics_in))
-    if drive == "joint_states":
-        track, unknown = JointStateTrack.from_messages(node.names, node.commands.limits, samples, t0, bag,
-                                                       joint_states_topic)
+            raise BagError(plan.bag, f"the scene would reject every one of its {len(plan.events)} commands; first: "
+                                     f"{problems[0]}", topics)
+        published = node.start()
+    else:
+        track, unknown = JointStateTrack.from_messages(node.names, node.commands.limits, plan.samples, plan.t0_ns,
+                                                       plan.bag, plan.topics_in[0])
         if unknown:
             warnings.append(f"joints not in the scene, ignored: {', '.join(unknown)}")
-        end_ns = t0 + int(round(track.end_s * messages.NS_PER_S))
-    steps = (int(round(duration_s * messages.NS_PER_S)) if duration_s is not None else end_ns - t0) // dt_ns
-    if steps < 1:
-        raise BagError(bag, f"spans {(end_ns - t0) * 1e-9:.6f} s from the start stamp {t0} ns: less than one step "
-                            f"of {dt_ns * 1e-9:g} s", ", ".join(topics_in))
-    start = time.perf_counter()
-    clipped = 0
-    with writer:
-        if drive == "commands":
-            published = node.start()
-        else:
-            q, qd, clipped = track.at(0.0)
-            robot_q, robot_qd = node.sim.model.robot_q.copy(), np.zeros(node.sim.model.robot_dof_count)
-            robot_q[track.dofs], robot_qd[track.dofs] = q, qd
-            published = node.start(robot_q, robot_qd)
-            dynamics = InverseDynamics(node.sim.model, track.dofs) if feedforward else None
-            dt, theta = dt_ns / messages.NS_PER_S, node.sim.model.integration_theta
-        write_all(writer, published)
+        q, qd, clipped = track.at(0.0)
+        robot_q, robot_qd = node.sim.model.robot_q.copy(), np.zeros(node.sim.model.robot_dof_count)
+        robot_q[track.dofs], robot_qd[track.dofs] = q, qd
+        published = node.start(robot_q, robot_qd)
+        dynamics = InverseDynamics(node.sim.model, track.dofs) if feedforward else None
+        dt, theta = node.sim.dt, node.sim.model.integration_theta
+    write_all(sink, published)
+    if observer is not None:
+        observer.start(node)
+    e, events = 0, plan.events
+    for k in progress_bar(range(steps), progress=progress, desc="replay", unit="step"):
         if observer is not None:
-            observer.start(node)
-        e = 0
-        for k in progress_bar(range(steps), progress=progress, desc="replay", unit="step"):
-            if observer is not None:
-                observer.before_step()
-            if drive == "commands":
-                while e < len(events) and events[e][0] <= node.stamp_ns:
-                    node.command(events[e][2], events[e][3])
-                    e += 1
-            else:
-                # the drives act at t + theta dt, where the step evaluates its potentials (robot_dynamics)
-                q, qd_drive, n = track.at((k + theta) * dt)
-                clipped += n
-                effort = None
-                if dynamics is not None:  # the step's mean acceleration, from the velocities at its ends
-                    qd_next = track.at((k + 1) * dt)[1]
-                    effort = dynamics.efforts(q, qd_drive, (qd_next - qd) / dt, node.commands.position)
-                    qd = qd_next
-                node.hold(JointTargets(track.dofs, DriveMode.POSITION, position=q, velocity=qd_drive, effort=effort))
-            step_and_write(node, writer, bag, ", ".join(topics_in))
-            if observer is not None:
-                observer.after_step(node)
-    if clipped:
+            observer.before_step()
+        if plan.drive == "commands":
+            while e < len(events) and events[e][0] <= node.stamp_ns:
+                node.command(events[e][2], events[e][3])
+                e += 1
+        else:
+            # the drives act at t + theta dt, where the step evaluates its potentials (robot_dynamics)
+            q, qd_drive, n = track.at((k + theta) * dt)
+            clipped += n
+            effort = None
+            if dynamics is not None:  # the step's mean acceleration, from the velocities at its ends
+                qd_next = track.at((k + 1) * dt)[1]
+                effort = dynamics.efforts(q, qd_drive, (qd_next - qd) / dt, node.commands.position)
+                qd = qd_next
+            node.hold(JointTargets(track.dofs, DriveMode.POSITION, position=q, velocity=qd_drive, effort=effort))
+        step_and_write(node, sink, plan.bag, topics)
+        if observer is not None:
+            observer.after_step(node)
+    if plan.drive == "joint_states" and clipped:
         warnings.append(f"{clipped} recorded joint positions or velocities were outside the model's limits and "
                         "were clipped")
     if node.rejected:
         warnings.append(f"{len(node.rejected)} commands were rejected as the node would reject them; first: "
                         f"{node.rejected[0][0]} at {node.rejected[0][1]} ns: {node.rejected[0][2]}")
-    return ReplaySummary(bag, writer.path, drive, topics_in, t0, steps, node.sim.dt, dict(writer.counts),
-                         list(node.rejected), warnings, time.perf_counter() - start)
+    return warnings
+
+
+def replay_bag(bag, out, config: SimConfig, *, drive: str = "auto", joint_states_topic: str = DEFAULT_JOINT_STATES,
+               start_ns: int | None = None, duration_s: float | None = None, storage: str = "mcap",
+               feedforward: bool = True, progress: bool = True, observer=None) -> ReplaySummary:
+    """Replay ``bag`` through the sim of ``config`` and write the sim's topics to the new bag ``out``.
+
+    ``observer`` (a viewer's, or None): ``start(node)`` once the sim exists, ``before_step()`` before each step
+    (it may wait: a pause), ``after_step(node)`` after it.
+
+    Raises BagError (naming the bag and topic) for unusable input or a failed simulation, ConfigError for
+    a bad scene or parameter; no bag is left at ``out`` then.
+    """
+    if drive not in DRIVES:
+        raise ValueError(f"drive: expected one of {', '.join(DRIVES)}, got {drive!r}")
+    check_duration(duration_s)
+    writer = BagWriter(out, storage=storage)  # checks the output path before anything is read
+    plan = read_drive(bag, drive=drive, joint_states_topic=joint_states_topic, start_ns=start_ns, progress=progress)
+    node = OfflineNode(config, t0_ns=plan.t0_ns, script=False)
+    steps = plan.steps(node.clock.dt_ns, duration_s)
+    start = time.perf_counter()
+    with writer:
+        warnings = drive_node(plan, node, steps, writer, feedforward=feedforward, progress=progress,
+                              observer=observer)
+    return ReplaySummary(plan.bag, writer.path, plan.drive, plan.topics_in, plan.t0_ns, steps, node.sim.dt,
+                         dict(writer.counts), list(node.rejected), warnings, time.perf_counter() - start)
