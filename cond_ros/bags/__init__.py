@@ -20,6 +20,7 @@ _EXPORTS = {
     "WrenchSeries": "series", "read_wrench_series": "series",
     "WrenchTransform": "frames",
     "CompareOptions": "compare", "Comparison": "compare", "compare_bags": "compare", "compare_series": "compare",
+    "read_real_series": "compare", "series_from_arrays": "series",
     "summary_text": "report", "write_report": "report",
     "OfflineNode": "offline_node",
     "record_scene": "record", "drive_script": "record",

@@ -250,22 +250,28 @@ def compare_bags(real_bag, sim_bag, options: CompareOptions, *, progress: bool =
 
     With ``options.preset``, ``convention`` (:func:`~cond_ros.bags.presets.sensor_convention` of the sim's
     scene) says what the sim's topic means, and the real recording is converted into it first."""
-    from .presets import read_preset_series
     options.check()
     if options.sim_topic is None:
         options = dataclasses.replace(options, sim_topic=default_sim_topic(sim_bag))
-    if options.preset is not None:
-        if convention is None:
-            raise ValueError(f"--preset {options.preset} needs the sim's scene (--scene): its sensor's frame, "
-                             "direction and tool")
-        real = read_preset_series(real_bag, options.preset, convention, topic=options.real_topic,
-                                  stamps=options.stamps, progress=progress,
-                                  joint_states_topic=options.joint_states_topic)
-        options = dataclasses.replace(options, real_topic=real.topic)
-    else:
-        real = read_wrench_series(real_bag, options.real_topic, stamps=options.stamps, progress=progress)
+    real, options = read_real_series(real_bag, options, progress=progress, convention=convention)
     sim = read_wrench_series(sim_bag, options.sim_topic, stamps=options.stamps, progress=progress)
     return compare_series(real, sim, options)
 
 
-__all__ = ["AxisMetrics", "CompareOptions", "Comparison", "compare_bags", "compare_series", "default_sim_topic"]
+def read_real_series(real_bag, options: CompareOptions, *, progress: bool = False,
+                     convention=None) -> tuple[WrenchSeries, CompareOptions]:
+    """The real recording's wrench series as ``options`` say (a topic, or a preset's, converted with the sim's
+    ``convention``), and the options with the topic it read."""
+    from .presets import read_preset_series
+    if options.preset is None:
+        return read_wrench_series(real_bag, options.real_topic, stamps=options.stamps, progress=progress), options
+    if convention is None:
+        raise ValueError(f"--preset {options.preset} needs the sim's scene (--scene): its sensor's frame, "
+                         "direction and tool")
+    real = read_preset_series(real_bag, options.preset, convention, topic=options.real_topic, stamps=options.stamps,
+                              progress=progress, joint_states_topic=options.joint_states_topic)
+    return real, dataclasses.replace(options, real_topic=real.topic)
+
+
+__all__ = ["AxisMetrics", "CompareOptions", "Comparison", "compare_bags", "compare_series", "default_sim_topic",
+           "read_real_series"]

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 
 import numpy as np
 
+from ..output_paths import write_report_dir
 from .compare import Comparison
 from .metrics import AXES, METRICS, UNITS
 
@@ -116,28 +115,16 @@ def plot_axis(c: Comparison, j: int, path: str) -> None:
     fig.savefig(path)
 
 
-def _is_report(path: str) -> bool:
-    return os.path.isdir(path) and all(os.path.isfile(os.path.join(path, f)) for f in REPORT_FILES)
-
-
 def write_report(c: Comparison, out_dir, *, plots: bool = True) -> dict:
     """Write the report directory ``out_dir``; returns {"dir", "markdown", "json", "plots"} paths.
 
-    Raises FileExistsError if ``out_dir`` exists and is not a report (nothing is written then).
+    Raises FileExistsError if ``out_dir`` exists and is not a comparison report (nothing is written then).
     """
-    out = os.path.abspath(str(out_dir))
-    parent, name = os.path.dirname(out), os.path.basename(out)
-    if os.path.lexists(out) and not _is_report(out):
-        raise FileExistsError(f"{out_dir} exists and is not a comparison report; choose another --out")
-    if not os.path.isdir(parent):
-        raise FileNotFoundError(f"{out_dir}: the directory {parent} does not exist")
-    tmp = tempfile.mkdtemp(prefix=f".{name}.", suffix=".partial", dir=parent)
-    try:
-        pngs = []
-        if plots:
-            for j, axis in enumerate(AXES):
-                plot_axis(c, j, os.path.join(tmp, f"{axis}.png"))
-                pngs.append(f"{axis}.png")
+    pngs = [f"{axis}.png" for axis in AXES] if plots else []
+
+    def write(tmp):
+        for j, png in enumerate(pngs):
+            plot_axis(c, j, os.path.join(tmp, png))
         with open(os.path.join(tmp, "report.md"), "w") as fh:
             fh.write(markdown(c, pngs))
         result = c.to_dict()
@@ -145,12 +132,10 @@ def write_report(c: Comparison, out_dir, *, plots: bool = True) -> dict:
         with open(os.path.join(tmp, "report.json"), "w") as fh:
             json.dump(result, fh, indent=2, allow_nan=False)
             fh.write("\n")
-        if os.path.lexists(out):
-            shutil.rmtree(out)
-        os.rename(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    try:
+        out = write_report_dir(out_dir, REPORT_FILES, write)
+    except FileExistsError:
+        raise FileExistsError(f"{out_dir} exists and is not a comparison report; choose another --out") from None
     return dict(dir=out, markdown=os.path.join(out, "report.md"), json=os.path.join(out, "report.json"),
                 plots=[os.path.join(out, p) for p in pngs])
 

@@ -8,6 +8,7 @@
     cond-ros scenes
     cond-ros compile [SCENE ...]
     cond-ros record | replay | salvage | compare | play ...   (cli/bags.py)
+    cond-ros fit | sweep ...   (cli/fit.py)
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from ..output_paths import output_problem
 from ..stop_signals import StopSignals
 from ..view import add_view_options, add_view_parser
 from .bags import add_bag_parsers, real_time_factor_option
+from .fit import add_fit_parsers, add_sweep_parser
 from .checks import rclpy_missing
 from pathlib import Path
 
@@ -365,6 +367,8 @@ def build_parser() -> argparse.ArgumentParser:
     scenes = sub.add_parser("scenes", help="list built-in scenes")
     scenes.set_defaults(func=_cmd_scenes)
     add_bag_parsers(sub)
+    add_fit_parsers(sub)
+    add_sweep_parser(sub)
     add_view_parser(sub)
     return parser
 

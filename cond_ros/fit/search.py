@@ -1,0 +1,142 @@
+"""The fit's search: CMA-ES (``cma``, BSD-3) in the parameters' unit box, one generation per backend batch.
+
+Determinism: the optimizer is seeded, each generation's rollouts come back in the order they were asked for,
+and a failed rollout's penalty depends on the losses before it only; so a seed gives the same fit on any
+backend with any number of workers. The first rollout is the scene as it is (the loss before); the result
+holds every rollout in order, the best, and the loss's sensitivity to each parameter at the best.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+
+import numpy as np
+from tqdm import tqdm
+
+from .parameters import FitError, settings_at, start_coordinates
+
+SIGMA0 = 0.25  # initial step in the unit box: a quarter of each parameter's range
+FAILED_PENALTY = 10.0  # a failed rollout scores as this many times the worst loss seen
+SENSITIVITY_STEP = 1.05  # the sensitivity table moves each parameter by this factor up and down
+CMA_MISSING = "cond-ros fit needs cma, an optional extra: pip install 'cond_ros[fit]'"
+
+
+@dataclasses.dataclass
+class FitResult:
+    """Every rollout in order (the first: the scene as it is), the index of the best, how the search ended
+    (``budget``, ``converged``, ``interrupted`` or ``failed``), the sensitivity rows, and the run's context."""
+
+    params: list
+    rollouts: list
+    best_index: int
+    ended: str
+    sensitivity: list
+    backend: str
+    workers: int
+    seed: int
+    wall_s: float
+
+    @property
+    def before(self):
+        return self.rollouts[0]
+
+    @property
+    def best(self):
+        return self.rollouts[self.best_index]
+
+    @property
+    def failed(self) -> list:
+        return [(i, r) for i, r in enumerate(self.rollouts) if r.failed]
+
+    def to_dict(self) -> dict:
+        return dict(params=[p.to_dict() for p in self.params], best_index=self.best_index,
+                    best=self.best.to_dict(), before=self.before.to_dict(), ended=self.ended,
+                    sensitivity=self.sensitivity, backend=self.backend, workers=self.workers, seed=self.seed,
+                    wall_s=self.wall_s, rollouts=[r.to_dict() for r in self.rollouts])
+
+
+def _scores(rollouts: list) -> list:
+    """What the optimizer is told: each rollout's loss, a failed one's the penalty (from the finite losses
+    before and beside it, so it does not depend on timing)."""
+    finite = [r.loss for r in rollouts if not r.failed]
+    worst = max(finite) if finite else 1.0
+    return [FAILED_PENALTY * worst if r.failed else r.loss for r in rollouts]
+
+
+def fit(params: list, backend, *, budget: int, seed: int = 0, first=None, sigma0: float = SIGMA0,
+        popsize: int | None = None, progress: bool = True, sensitivity: bool = True) -> FitResult:
+    """Minimize the rollout loss over ``params`` with at most ``budget`` rollouts (the sensitivity's 2 per
+    parameter come on top) on ``backend``; ``first``: the start's rollout if already run. Ctrl-C ends the
+    search after the running rollouts and keeps the best so far."""
+    try:
+        import cma
+    except ImportError as exc:
+        raise FitError(f"{CMA_MISSING} ({exc})") from None
+    if seed < 0:
+        raise FitError(f"--seed: must be >= 0, got {seed}")
+    x0 = start_coordinates(params)
+    options = {"bounds": [0.0, 1.0], "seed": seed + 1, "verbose": -9, "tolx": 1e-6, "tolfun": 1e-12}
+    if popsize is not None:
+        options["popsize"] = popsize
+    es = cma.CMAEvolutionStrategy(list(x0), sigma0, options)
+    if budget < 1 + es.popsize:
+        raise FitError(f"--budget: {budget} rollouts do not make one generation of {es.popsize} after the start; "
+                       f"give at least {1 + es.popsize}")
+    start = time.perf_counter()
+    rollouts, coordinates, ended = [], [], "budget"
+    bar = tqdm(total=budget, desc="fit", unit="rollout", disable=not progress)
+    try:
+        rollouts += [first] if first is not None else backend.map([settings_at(params, x0)])
+        coordinates.append(x0)
+        bar.update(1)
+        while len(rollouts) + es.popsize <= budget:
+            if es.stop():
+                ended = "converged"
+                break
+            xs = [np.asarray(x) for x in es.ask()]
+            batch = backend.map([settings_at(params, x) for x in xs])
+            rollouts += batch
+            coordinates += xs
+            scores = _scores(rollouts)
+            es.tell(xs, scores[-len(batch):])
+            bar.update(len(batch))
+            bar.set_postfix(best=f"{min(scores):.4g}", failed=sum(r.failed for r in rollouts))
+    except KeyboardInterrupt:
+        ended = "interrupted"
+    finally:
+        bar.close()
+    if not rollouts:
+        raise KeyboardInterrupt  # stopped before the first rollout came back: nothing to keep
+    if all(r.failed for r in rollouts):
+        ended = "failed"
+    scores = _scores(rollouts)
+    best = int(np.argmin(scores))
+    rows = []
+    if sensitivity and ended not in ("interrupted", "failed"):
+        try:
+            rows = _sensitivity(params, coordinates[best], rollouts[best], backend)
+        except KeyboardInterrupt:
+            ended = "interrupted"
+    return FitResult(params, rollouts, best, ended, rows, backend.name, backend.workers, seed,
+                     time.perf_counter() - start)
+
+
+def _sensitivity(params, x_best, best, backend) -> list:
+    """Per parameter: the loss at its best value / and x :data:`SENSITIVITY_STEP` (the others at their best),
+    and d loss / d ln(value) from the two."""
+    values = settings_at(params, x_best)
+    batch = []
+    for p in params:
+        for factor in (1.0 / SENSITIVITY_STEP, SENSITIVITY_STEP):
+            batch.append(dict(values, **{p.name: values[p.name] * factor}))
+    results = backend.map(batch)
+    rows = []
+    for i, p in enumerate(params):
+        down, up = results[2 * i], results[2 * i + 1]
+        slope = ((up.loss - down.loss) / (2.0 * math.log(SENSITIVITY_STEP))
+                 if not (up.failed or down.failed) else None)
+        rows.append(dict(name=p.name, value=values[p.name], loss=best.loss,
+                         loss_down=None if down.failed else down.loss, loss_up=None if up.failed else up.loss,
+                         dloss_dlog=slope, step=SENSITIVITY_STEP))
+    return rows
