@@ -35,6 +35,10 @@ setup(
                 "ros-diagnostic-msgs"],
         # the browser 3D viewer (cond-ros run --view, cond-ros view; MIT): a three.js page served from Python
         "view": ["viser>=1.0"],
+        # cond-ros fit's search: CMA-ES (BSD-3)
+        "fit": ["cma>=3.3"],
+        # cond-ros fit / sweep --backend ray: rollouts on a Ray cluster (Apache-2.0)
+        "ray": ["cma>=3.3", "ray>=2.9"],
         # independent references used only by tests: a conic solver, Pinocchio, the example-robot-data Panda;
         # colcon, to test the distribution's install path (a plain colcon build)
         "test": ["pytest>=7", "clarabel>=0.7", "pin>=3", "example-robot-data>=4", "colcon-common-extensions>=0.3",
@@ -43,7 +47,9 @@ setup(
                  # the code's layout: import layers and lint (test/test_code_layout.py)
                  "import-linter>=2", "ruff>=0.5",
                  # drives the system's headless chromium in the viewer's browser test (test/view/test_browser.py)
-                 "selenium>=4.10"],
+                 "selenium>=4.10",
+                 # cond-ros fit and sweep, on both backends (test/fit/)
+                 "cma>=3.3", "ray>=2.9"],
     },
     zip_safe=False,
     maintainer="cond_ros developers",

@@ -3,4 +3,5 @@ import sys
 
 from . import main
 
-sys.exit(main())
+if __name__ == "__main__":  # not when a spawned worker process (cond-ros fit) imports its parent's main module
+    sys.exit(main())

@@ -53,7 +53,7 @@ def prepare_fit(scene: str, bag: str, *, params, bounds=None, real_topic: str | 
     problem (a first rollout that fails is a FitError with its error: every other would fail the same way)."""
     if drive not in DRIVES:
         raise FitError(f"--drive: expected one of {', '.join(DRIVES)}, got {drive!r}")
-    values = dict(scene=scene, overlay=overlay or "", dt=dt or 0.0, solver=solver or "", sensor_noise=False,
+    values = dict(scene=scene, dt=dt or 0.0, solver=solver or "", sensor_noise=False,
                   gravity_compensation=gravity_compensation, contact_wrench_rate=-1.0)
     config = validate_config(values)
     path, document = scene_document(scene, overlay)
@@ -64,7 +64,7 @@ def prepare_fit(scene: str, bag: str, *, params, bounds=None, real_topic: str | 
         compare.check()
     except ValueError as exc:
         raise FitError(str(exc)) from None
-    built = build_scene(config, script=False)
+    built = build_scene(config, script=False, overlay=read_overlay(overlay) if overlay else None)
     if sim_topic is None:
         topics = [resolve_topic(ft_topics(sensor.spec.name)[1]) for sensor in built.sensors]
         if len(topics) != 1:
@@ -79,18 +79,19 @@ def prepare_fit(scene: str, bag: str, *, params, bounds=None, real_topic: str | 
             raise ConfigError(f"scene {scene!r}: {exc}") from None
     real, compare = read_real_series(bag, compare, progress=progress, convention=convention)
     real = window_series(real, window)
+    plan = None
     if drive == "script":
         if not _has_script(document):
             raise FitError(f"--drive script: scene {scene!r} has no script")
         with BagReader(bag) as reader:
             t0_ns = reader.start_ns
     else:
-        plan = read_drive(bag, drive="auto" if drive == "auto" else drive, joint_states_topic=joint_states_topic,
-                          progress=progress)
+        plan = read_drive(bag, drive=drive, joint_states_topic=joint_states_topic, progress=progress)
         drive, t0_ns = plan.drive, plan.t0_ns
     steps = steps_to_cover(real, t0_ns, built.simulator.dt, compare)
-    spec = RolloutSpec(values, drive, str(bag), joint_states_topic, t0_ns, steps, real, compare.sim_topic, compare,
-                       loss, feedforward)
+    base = dict(read_overlay(overlay).settings) if overlay else {}
+    spec = RolloutSpec(values, drive, str(bag), plan, t0_ns, steps, real, compare.sim_topic, compare, loss,
+                       feedforward, base)
     evaluator = spec.evaluator()
     first = evaluator({p.name: p.start for p in parameters})
     if first.failed:

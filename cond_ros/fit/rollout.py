@@ -1,10 +1,11 @@
 """One rollout: the scene with one parameter set, driven as ``cond-ros replay`` or ``record`` drives it, its
 simulated F/T scored against the real recording with ``cond-ros compare``'s alignment.
 
-A :class:`RolloutSpec` is everything a rollout needs besides the parameter values, as plain picklable data:
-it goes once to each worker process (or Ray actor), whose :class:`Evaluator` then reads the drive from the
-bag once and runs any number of rollouts. A rollout that raises or gives a non-finite loss is a failed
-rollout (its error is kept), never an exception: one bad corner of the search space does not stop a fit.
+A :class:`RolloutSpec` is everything a rollout needs besides the parameter values, as plain picklable data
+(the drive read from the bag included, so a Ray node needs no copy of the bag): it goes once to each worker
+process (or Ray actor), whose :class:`Evaluator` then runs any number of rollouts. A rollout that raises or
+gives a non-finite loss is a failed rollout (its error is kept), never an exception: one bad corner of the
+search space does not stop a fit.
 """
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ import time
 
 import numpy as np
 
-from ..bags import (BagError, CompareOptions, OfflineNode, WrenchSeries, compare_series, drive_node, drive_script,
-                    read_drive, series_from_arrays)
+from ..bags import (BagError, CompareOptions, DrivePlan, OfflineNode, WrenchSeries, compare_series, drive_node,
+                    drive_script, series_from_arrays)
 from ..bags import messages
 from ..bags.metrics import AXES
 from ..cosim import validate_config
@@ -63,14 +64,15 @@ class RolloutSpec:
     """Everything a rollout needs but its parameter values (picklable; see the module).
 
     ``config_values``: the node parameters of its sim (``validate_config`` input); ``drive``: script,
-    commands or joint_states; ``bag`` and ``joint_states_topic``: where commands and joint states come from;
+    commands or joint_states; ``bag``: the recording; ``plan``: its commands or joint states (None: script);
     ``t0_ns``: the stamp of simulated time 0; ``steps``: how far each rollout runs; ``real``: the real F/T
-    series over the loss window; ``sim_topic``: the sim's topic compared with it."""
+    series over the loss window; ``sim_topic``: the sim's topic compared with it; ``base``: settings every
+    rollout starts from (a rollout's own come on top)."""
 
     config_values: dict
     drive: str
     bag: str
-    joint_states_topic: str
+    plan: DrivePlan | None
     t0_ns: int
     steps: int
     real: WrenchSeries
@@ -78,6 +80,7 @@ class RolloutSpec:
     compare: CompareOptions
     loss: Loss
     feedforward: bool = True
+    base: dict = dataclasses.field(default_factory=dict)  # overlay settings under every rollout's (--overlay)
 
     def evaluator(self) -> Evaluator:
         return Evaluator(self)
@@ -123,27 +126,23 @@ class WrenchSink:
 
 
 class Evaluator:
-    """Runs rollouts of one :class:`RolloutSpec` (reads its drive from the bag once)."""
+    """Runs rollouts of one :class:`RolloutSpec`."""
 
     def __init__(self, spec: RolloutSpec):
         self.spec = spec
         self.config = validate_config(spec.config_values)
-        self.plan = None
-        if spec.drive != "script":
-            self.plan = read_drive(spec.bag, drive=spec.drive, joint_states_topic=spec.joint_states_topic,
-                                   start_ns=spec.t0_ns, progress=False)
 
     def __call__(self, settings: dict, *, keep_series: bool = False) -> RolloutResult:
         spec = self.spec
         start = time.perf_counter()
         try:
             node = OfflineNode(self.config, t0_ns=spec.t0_ns, script=spec.drive == "script",
-                               overlay=Overlay(dict(settings), "fit"))
+                               overlay=Overlay({**spec.base, **settings}, "fit"))
             sink = WrenchSink(spec.sim_topic)
-            if self.plan is None:
+            if spec.plan is None:
                 drive_script(node, spec.steps, sink, progress=False)
             else:
-                drive_node(self.plan, node, spec.steps, sink, feedforward=spec.feedforward, progress=False)
+                drive_node(spec.plan, node, spec.steps, sink, feedforward=spec.feedforward, progress=False)
             sim = sink.series()
             comparison = compare_series(spec.real, sim, spec.compare)
             rmse = {axis: float(m.rmse) for axis, m in comparison.overall.items()}

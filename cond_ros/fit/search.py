@@ -1,4 +1,5 @@
-"""The fit's search: CMA-ES (``cma``, BSD-3) in the parameters' unit box, one generation per backend batch.
+"""The fit's search: CMA-ES (``cma``, BSD-3) in the parameters' unit box, one generation per backend batch; a
+single parameter (where CMA-ES does not work) by a bracketing grid that narrows around its best point.
 
 Determinism: the optimizer is seeded, each generation's rollouts come back in the order they were asked for,
 and a failed rollout's penalty depends on the losses before it only; so a seed gives the same fit on any
@@ -18,6 +19,7 @@ from .parameters import FitError, settings_at, start_coordinates
 
 SIGMA0 = 0.25  # initial step in the unit box: a quarter of each parameter's range
 FAILED_PENALTY = 10.0  # a failed rollout scores as this many times the worst loss seen
+TOLX = 1e-6  # the search ends when its steps in the unit box are this small
 SENSITIVITY_STEP = 1.05  # the sensitivity table moves each parameter by this factor up and down
 CMA_MISSING = "cond-ros fit needs cma, an optional extra: pip install 'cond_ros[fit]'"
 
@@ -56,6 +58,42 @@ class FitResult:
                     wall_s=self.wall_s, rollouts=[r.to_dict() for r in self.rollouts])
 
 
+class GridRefinement:
+    """A one-dimensional search in [0, 1] with CMA-ES's ask / tell / stop: each generation is ``popsize`` evenly
+    spaced points of the bracket, and the next bracket is the best point's neighbours' span."""
+
+    def __init__(self, x0: float, popsize: int, tolx: float):
+        self.popsize, self.tolx = max(3, popsize), tolx
+        self.low, self.high, self.best, self.best_score = 0.0, 1.0, float(x0), math.inf
+
+    def ask(self) -> list:
+        return [np.array([x]) for x in np.linspace(self.low, self.high, self.popsize)]
+
+    def tell(self, xs: list, scores: list) -> None:
+        k = int(np.argmin(scores))
+        if scores[k] < self.best_score:
+            self.best, self.best_score = float(xs[k][0]), scores[k]
+        spacing = (self.high - self.low) / (self.popsize - 1)
+        self.low, self.high = max(0.0, self.best - spacing), min(1.0, self.best + spacing)
+
+    def stop(self) -> bool:
+        return self.high - self.low < self.tolx
+
+
+def _optimizer(x0: np.ndarray, sigma0: float, seed: int, popsize: int | None):
+    """CMA-ES over the unit box for two or more parameters, :class:`GridRefinement` for one."""
+    if len(x0) == 1:
+        return GridRefinement(x0[0], popsize or 5, TOLX)
+    try:
+        import cma
+    except ImportError as exc:
+        raise FitError(f"{CMA_MISSING} ({exc})") from None
+    options = {"bounds": [0.0, 1.0], "seed": seed + 1, "verbose": -9, "tolx": TOLX, "tolfun": 1e-12}
+    if popsize is not None:
+        options["popsize"] = popsize
+    return cma.CMAEvolutionStrategy(list(x0), sigma0, options)
+
+
 def _scores(rollouts: list) -> list:
     """What the optimizer is told: each rollout's loss, a failed one's the penalty (from the finite losses
     before and beside it, so it does not depend on timing)."""
@@ -69,17 +107,12 @@ def fit(params: list, backend, *, budget: int, seed: int = 0, first=None, sigma0
     """Minimize the rollout loss over ``params`` with at most ``budget`` rollouts (the sensitivity's 2 per
     parameter come on top) on ``backend``; ``first``: the start's rollout if already run. Ctrl-C ends the
     search after the running rollouts and keeps the best so far."""
-    try:
-        import cma
-    except ImportError as exc:
-        raise FitError(f"{CMA_MISSING} ({exc})") from None
     if seed < 0:
         raise FitError(f"--seed: must be >= 0, got {seed}")
+    if popsize is not None and popsize < 2:
+        raise FitError(f"--popsize: must be >= 2, got {popsize}")
     x0 = start_coordinates(params)
-    options = {"bounds": [0.0, 1.0], "seed": seed + 1, "verbose": -9, "tolx": 1e-6, "tolfun": 1e-12}
-    if popsize is not None:
-        options["popsize"] = popsize
-    es = cma.CMAEvolutionStrategy(list(x0), sigma0, options)
+    es = _optimizer(x0, sigma0, seed, popsize)
     if budget < 1 + es.popsize:
         raise FitError(f"--budget: {budget} rollouts do not make one generation of {es.popsize} after the start; "
                        f"give at least {1 + es.popsize}")

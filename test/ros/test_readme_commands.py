@@ -39,7 +39,7 @@ class Rule:
 
 
 RULES = [
-    Rule(r"python3 -m pip install -e (\.|'\.\[test,ros,view\]'|'\.\[ros\]'|'\.\[view\]')", "excused",
+    Rule(r"python3 -m pip install -e (\.|'\.\[test,ros,view\]'|'\.\[ros\]'|'\.\[view\]'|'\.\[fit\]')", "excused",
          why="the install itself: .ci/run runs it, and test_install.py tests every install path"),
     Rule(r"bash \.ci/browser", "excused", why="CI runs it before the tests"),
     Rule(r"cond-ros build-interfaces --install", "excused", why="CI runs it before the tests"),
@@ -68,6 +68,9 @@ RULES = [
     Rule(r"cond-ros replay robot_bag --scene slide_mu05 --out sim_bag", "run"),
     Rule(r"cond-ros compare robot_bag sim_bag --real-topic /cond_sim/ft/wrist_ft .* --out report", "run"),
     Rule(r"cond-ros play robot_bag", "run", ros=True),
+    Rule(r"cond-ros fit slide_mu05 --bag robot_bag --real-topic /cond_sim/ft/wrist_ft --params mu --out fit_report",
+         "run"),
+    Rule(r"cond-ros run slide_mu05 --overlay fit_report/fitted\.yaml", "run"),
     Rule(r"cond-ros play robot_bag .* --loop", "run", for_s=5.0, ros=True),
 ]
 
