@@ -163,9 +163,7 @@ def _cmd_sweep(args) -> int:
     try:
         with tqdm(total=len(samples), desc="sweep", unit="sample", disable=args.quiet) as bar:
             for k in range(0, len(samples), backend.workers):
-                batch = backend.map(samples[k:k + backend.workers])
-                results += batch
-                bar.update(len(batch))
+                results += backend.map(samples[k:k + backend.workers], on_done=lambda: bar.update(1))
     except KeyboardInterrupt:
         interrupted = True
     finally:

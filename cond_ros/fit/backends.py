@@ -1,10 +1,10 @@
 """Where rollouts run: this process, this machine's cores (``local``), or a Ray cluster (``ray``).
 
 Every backend takes a batch of parameter sets and returns their results in the batch's order, whatever order
-they finish in, so a fit is the same for a seed whatever the backend and the number of workers. Workers hold
-one evaluator each, made once by the spec (``spec.evaluator()``: a fit's
-:class:`~cond_ros.fit.rollout.Evaluator`, a sweep's sample runner); only parameter values and results travel
-per rollout.
+they finish in (``on_done()`` is called as each finishes, for a progress bar that moves with them), so a fit
+is the same for a seed whatever the backend and the number of workers. Workers hold one evaluator each, made
+once by the spec (``spec.evaluator()``: a fit's :class:`~cond_ros.fit.rollout.Evaluator`, a sweep's sample
+runner); only parameter values and results travel per rollout.
 """
 from __future__ import annotations
 
@@ -44,8 +44,13 @@ class InProcess:
         self.workers = 1
         self.evaluator = spec.evaluator()
 
-    def map(self, batch: list) -> list:
-        return [self.evaluator(settings) for settings in batch]
+    def map(self, batch: list, on_done=None) -> list:
+        out = []
+        for settings in batch:
+            out.append(self.evaluator(settings))
+            if on_done is not None:
+                on_done()
+        return out
 
     def close(self) -> None:
         pass
@@ -62,9 +67,12 @@ class LocalPool:
             max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_start_worker,
             initargs=(spec,))
 
-    def map(self, batch: list) -> list:
+    def map(self, batch: list, on_done=None) -> list:
         futures = [self.pool.submit(_run_in_worker, settings) for settings in batch]
         try:
+            for _ in concurrent.futures.as_completed(futures):
+                if on_done is not None:
+                    on_done()
             return [future.result() for future in futures]
         except BaseException:  # Ctrl-C: let the running rollouts end, start no other
             for future in futures:
@@ -96,9 +104,14 @@ class RayBackend:
         actor = ray.remote(num_cpus=1)(_RayEvaluator)
         self.actors = [actor.remote(spec) for _ in range(self.workers)]
 
-    def map(self, batch: list) -> list:
+    def map(self, batch: list, on_done=None) -> list:
         refs = [self.actors[i % self.workers].run.remote(settings) for i, settings in enumerate(batch)]
         try:
+            pending = list(refs)
+            while pending:
+                done, pending = self.ray.wait(pending, num_returns=1)
+                if on_done is not None:
+                    on_done()
             return self.ray.get(refs)
         except BaseException:
             for ref in refs:

@@ -128,12 +128,11 @@ def fit(params: list, backend, *, budget: int, seed: int = 0, first=None, sigma0
                 ended = "converged"
                 break
             xs = [np.asarray(x) for x in es.ask()]
-            batch = backend.map([settings_at(params, x) for x in xs])
+            batch = backend.map([settings_at(params, x) for x in xs], on_done=lambda: bar.update(1))
             rollouts += batch
             coordinates += xs
             scores = _scores(rollouts)
             es.tell(xs, scores[-len(batch):])
-            bar.update(len(batch))
             bar.set_postfix(best=f"{min(scores):.4g}", failed=sum(r.failed for r in rollouts))
     except KeyboardInterrupt:
         ended = "interrupted"

@@ -12,13 +12,13 @@ where the fingers slide on the table and friction sets the force.
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
 
 import pytest
 import yaml
+from process_group import run_in_group
 
 pytestmark = pytest.mark.slow
 
@@ -31,26 +31,11 @@ FORCES = ("fx", "fy", "fz")
 
 
 def cli(args, cwd, *, timeout=900, env=None, interrupt_after=None):
-    """(exit code, output) of ``cond-ros ARGS`` in its own process group, which is killed when it ends;
+    """(exit code, output) of ``cond-ros ARGS`` in its own process group, killed when it ends;
     ``interrupt_after`` [s]: send it SIGINT then, as Ctrl-C does."""
-    proc = subprocess.Popen([sys.executable, "-m", "cond_ros.cli", *map(str, args)], cwd=cwd, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-                            env={**os.environ, **(env or {})})
-    try:
-        if interrupt_after is not None:
-            try:
-                out, _ = proc.communicate(timeout=interrupt_after)
-                return proc.returncode, out
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGINT)
-        out, _ = proc.communicate(timeout=timeout)
-        return proc.returncode, out
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
+    rc, out, _ = run_in_group([sys.executable, "-m", "cond_ros.cli", *map(str, args)], cwd=cwd, timeout=timeout,
+                              env={**os.environ, **(env or {})}, interrupt_after=interrupt_after)
+    return rc, out
 
 
 def _overlay(path, settings):

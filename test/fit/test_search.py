@@ -24,7 +24,7 @@ class Quadratic:
     def __init__(self, fail=math.inf, interrupt_after=None):
         self.fail, self.interrupt_after, self.batches = fail, interrupt_after, 0
 
-    def map(self, batch):
+    def map(self, batch, on_done=None):
         self.batches += 1
         if self.interrupt_after is not None and self.batches > self.interrupt_after:
             raise KeyboardInterrupt

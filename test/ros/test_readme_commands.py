@@ -17,10 +17,9 @@ import dataclasses
 import os
 import pathlib
 import re
-import signal
-import subprocess
 import sys
 
+from process_group import run_in_group
 from ros_harness import ros_session
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -71,6 +70,8 @@ RULES = [
     Rule(r"cond-ros fit slide_mu05 --bag robot_bag --real-topic /cond_sim/ft/wrist_ft --params mu --out fit_report",
          "run"),
     Rule(r"cond-ros run slide_mu05 --overlay fit_report/fitted\.yaml", "run"),
+    Rule(r"cond-ros sweep panda_cable_small --param youngs_modulus=4e6:5e6 .* --out trials", "run",
+         extra="--samples 2 --duration 0.5"),
     Rule(r"cond-ros play robot_bag .* --loop", "run", for_s=5.0, ros=True),
 ]
 
@@ -107,23 +108,11 @@ def test_every_readme_command_has_a_rule():
 
 def _shell(command: str, cwd, timeout: float, for_s: float = 0.0) -> tuple:
     """(exit code, output) of ``command`` in bash, in its own process group, killed with it."""
-    proc = subprocess.Popen(["bash", "-c", command], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, start_new_session=True)
-    try:
-        if for_s:
-            try:
-                out, _ = proc.communicate(timeout=for_s)
-                return proc.returncode, f"ended on its own within {for_s} s:\n{out}"
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGINT)
-        out, _ = proc.communicate(timeout=timeout)
-        return proc.returncode, out
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
+    rc, out, interrupted = run_in_group(["bash", "-c", command], cwd=cwd, timeout=timeout,
+                                        interrupt_after=for_s or None)
+    if for_s and not interrupted:
+        return rc, f"ended on its own within {for_s} s:\n{out}"
+    return rc, out
 
 
 def _table(text: str, header: str) -> list:
