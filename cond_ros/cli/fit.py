@@ -140,13 +140,14 @@ def _cmd_sweep(args) -> int:
             raise FitError(f"--out: {problem}")
         params = [SweepParameter.parse(text) for text in args.param]
         samples = sweep_samples(params, args.samples, args.seed)
-        path, document = scene_document(args.scene, args.overlay)
+        base = read_overlay(args.overlay) if args.overlay else None
+        path, document = scene_document(args.scene, base)
         for p in params:  # every name must reach the scene file: checked before any sample runs
             try:
                 expand(document, p.name)
             except ValueError as exc:
                 raise FitError(f"--param: {path}: {exc}") from None
-        base = dict(read_overlay(args.overlay).settings) if args.overlay else {}
+        base = dict(base.settings) if base is not None else {}
         scene = load_named_scene(args.scene, path=path, overlay=Overlay({**base, **samples[0]}, "sweep"))
         if args.duration is not None and not args.duration > 0:
             raise FitError(f"--duration: must be > 0 s, got {args.duration:g}")

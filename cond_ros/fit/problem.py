@@ -13,7 +13,7 @@ from ..cosim import ConfigError, build_scene, resolve_topic, validate_config
 from ..cosim.config import scene_path
 from ..cosim.publication import ft_topics
 from ..resources import scene_files
-from ..scenes import BUILT_IN, read_overlay
+from ..scenes import BUILT_IN, Overlay, read_overlay
 from ..scenes.scene import read_scene_yaml
 from .parameters import FitError, make_parameters
 from .rollout import DRIVES, Evaluator, Loss, RolloutSpec, steps_to_cover, window_series
@@ -32,15 +32,13 @@ class FitProblem:
     first: object  # the first RolloutResult: the scene as it is
 
 
-def scene_document(scene: str, overlay: str | None = None):
+def scene_document(scene: str, overlay: Overlay | None = None):
     """(the scene file's path, its YAML document with ``overlay`` applied); FitError for a scene built in code."""
     path = scene_path(scene, scene_files(), BUILT_IN)
     if path is None:
         raise FitError(f"scene {scene!r} is built in code; fits and sweeps change numbers of a scene YAML")
     document = read_scene_yaml(path)
-    if overlay:
-        document = read_overlay(overlay).apply(document, path)
-    return path, document
+    return path, overlay.apply(document, path) if overlay is not None else document
 
 
 def prepare_fit(scene: str, bag: str, *, params, bounds=None, real_topic: str | None = None,
@@ -56,7 +54,8 @@ def prepare_fit(scene: str, bag: str, *, params, bounds=None, real_topic: str | 
     values = dict(scene=scene, dt=dt or 0.0, solver=solver or "", sensor_noise=False,
                   gravity_compensation=gravity_compensation, contact_wrench_rate=-1.0)
     config = validate_config(values)
-    path, document = scene_document(scene, overlay)
+    base = read_overlay(overlay) if overlay else None
+    path, document = scene_document(scene, base)
     parameters = make_parameters(document, params, bounds, source=path)
     compare = CompareOptions(real_topic=real_topic, sim_topic=sim_topic, lag=lag, max_lag_s=max_lag_s,
                              tare_s=tare_s, stamps=stamps, preset=preset, joint_states_topic=joint_states_topic)
@@ -64,7 +63,7 @@ def prepare_fit(scene: str, bag: str, *, params, bounds=None, real_topic: str | 
         compare.check()
     except ValueError as exc:
         raise FitError(str(exc)) from None
-    built = build_scene(config, script=False, overlay=read_overlay(overlay) if overlay else None)
+    built = build_scene(config, script=False, overlay=base)
     if sim_topic is None:
         topics = [resolve_topic(ft_topics(sensor.spec.name)[1]) for sensor in built.sensors]
         if len(topics) != 1:
@@ -89,9 +88,8 @@ def prepare_fit(scene: str, bag: str, *, params, bounds=None, real_topic: str | 
         plan = read_drive(bag, drive=drive, joint_states_topic=joint_states_topic, progress=progress)
         drive, t0_ns = plan.drive, plan.t0_ns
     steps = steps_to_cover(real, t0_ns, built.simulator.dt, compare)
-    base = dict(read_overlay(overlay).settings) if overlay else {}
     spec = RolloutSpec(values, drive, str(bag), plan, t0_ns, steps, real, compare.sim_topic, compare, loss,
-                       feedforward, base)
+                       feedforward, dict(base.settings) if base is not None else {})
     evaluator = spec.evaluator()
     first = evaluator({p.name: p.start for p in parameters})
     if first.failed:
