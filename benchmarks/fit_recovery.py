@@ -39,7 +39,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--name", default="fit_recovery", help="results/NAME.json")
     args = parser.parse_args()
-    from cond_ros.fit.problem import scene_document
+    from cond_ros.fit import scene_document
     from cond_ros.scenes import current_value
     _, document = scene_document(args.scene)
     start = {name: current_value(document, name) for name in FACTORS}

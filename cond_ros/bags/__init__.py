@@ -17,6 +17,7 @@ from ..exports import lazy_exports
 
 _EXPORTS = {
     "BagError": "io", "BagReader": "io", "BagWriter": "io",
+    "stamp_ns": "messages", "wrench_values": "messages", "AXES": "metrics", "UNITS": "metrics",
     "WrenchSeries": "series", "read_wrench_series": "series",
     "WrenchTransform": "frames",
     "CompareOptions": "compare", "Comparison": "compare", "compare_bags": "compare", "compare_series": "compare",

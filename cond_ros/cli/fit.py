@@ -20,8 +20,8 @@ def _params(text: str) -> list:
 def _cmd_fit(args) -> int:
     from ..bags import BagError
     from ..cosim import ConfigError
-    from ..fit import FitError, Loss, fit, open_backend, out_dir_problem, parse_bounds, parse_window, prepare_fit
-    from ..fit.report import write_fit_report
+    from ..fit import (FitError, Loss, fit, open_backend, out_dir_problem, parse_bounds, parse_window, prepare_fit,
+                       write_fit_report)
     from ..sim import ModelError
     names = _params(args.params)
     try:
@@ -129,9 +129,8 @@ def add_fit_parsers(sub) -> None:
 
 
 def _cmd_sweep(args) -> int:
-    from ..fit import FitError, open_backend
-    from ..fit.problem import scene_document
-    from ..fit.sweep import SWEEP_FILES, SweepParameter, SweepSpec, sweep_samples, write_sweep
+    from ..fit import (SWEEP_FILES, FitError, SweepParameter, SweepSpec, open_backend, scene_document, sweep_samples,
+                       write_sweep)
     from ..output_paths import report_dir_problem
     from ..scenes import Overlay, expand, load_named_scene, read_overlay
     from ..sim import ModelError

@@ -21,8 +21,8 @@ from .joint_names import JointNameMap, UnknownJointError
 from .outputs import (WORLD_FRAME, ColliderShape, cable_polyline, collider_shapes, contact_force_segments, link_frames,
                       robot_kinematics, robot_link_poses, sensor_frame_id, soft_body_surface)
 from .pacing import Pacer
-from .publication import CLOCK_TOPIC, StepOutputs, resolve_topic, topic_token
-from .sim_setup import build_scene, command_mapping, load_scene_parameter, warm_up
+from .publication import CLOCK_TOPIC, StepOutputs, ft_topics, resolve_topic, topic_token
+from .sim_setup import build_scene, command_mapping, load_scene_parameter, scene_parameter_file, warm_up
 from .stepping import LockstepGate, SimClock, StepRequests
 from .throttle import WarningThrottle
 
@@ -34,14 +34,14 @@ __all__ = [
     # parameters and the scene they describe
     "ConfigError", "SimConfig", "PARAMETERS", "SPECS", "NS_PER_S", "check_parameter", "validate_config",
     "undeclared_parameter_problems",
-    "build_scene", "command_mapping", "load_scene_parameter", "warm_up",
+    "build_scene", "command_mapping", "load_scene_parameter", "scene_parameter_file", "warm_up",
     # the topic conventions of users' stacks
     "JOINT_INTERFACES", "JointInterface", "joint_interface", "FT_PRESETS", "stiffness_link", "sensor_frame_id",
     "simulation_control",
     # when to step
     "Pacer", "LockstepGate", "SimClock", "StepRequests",
     # values out
-    "StepOutputs", "CLOCK_TOPIC", "JOINT_STATES_TOPIC", "WORLD_FRAME", "resolve_topic", "topic_token",
+    "StepOutputs", "CLOCK_TOPIC", "JOINT_STATES_TOPIC", "WORLD_FRAME", "ft_topics", "resolve_topic", "topic_token",
     "cable_polyline", "ColliderShape", "collider_shapes", "contact_force_segments", "link_frames", "robot_kinematics",
     "robot_link_poses", "soft_body_surface", "WarningThrottle",
 ]

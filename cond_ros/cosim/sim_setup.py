@@ -30,14 +30,19 @@ def _sensor(model, sensor: SimulatedFTSensor, config: SimConfig) -> SimulatedFTS
     return SimulatedFTSensor(model, dataclasses.replace(sensor.spec, **changes), sensor.robot)
 
 
-def load_scene_parameter(scene: str, *, script: bool = True, overlay: str | Overlay = "") -> Scene:
-    """The scene that a ``scene`` parameter names; with ``script=False``, without its scripted motion;
-    ``overlay`` (a file, or settings made in memory) changes numbers of its scene file first."""
+def scene_parameter_file(scene: str) -> str | None:
+    """The scene YAML that a ``scene`` parameter names (None: a scene built in code); ConfigError if none."""
     try:
         packaged = scene_files()
     except ResourceError as exc:
         raise ConfigError(f"scene {scene!r}: {exc}") from None
-    path = scene_path(scene, packaged, BUILT_IN)
+    return scene_path(scene, packaged, BUILT_IN)
+
+
+def load_scene_parameter(scene: str, *, script: bool = True, overlay: str | Overlay = "") -> Scene:
+    """The scene that a ``scene`` parameter names; with ``script=False``, without its scripted motion;
+    ``overlay`` (a file, or settings made in memory) changes numbers of its scene file first."""
+    path = scene_parameter_file(scene)
     try:
         if isinstance(overlay, str):
             overlay = read_overlay(overlay) if overlay else None

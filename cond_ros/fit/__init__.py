@@ -18,9 +18,11 @@ _EXPORTS = {
     "parse_bounds": "parameters",
     "Loss": "rollout", "RolloutSpec": "rollout", "RolloutResult": "rollout", "Evaluator": "rollout",
     "parse_window": "rollout",
-    "FitProblem": "problem", "prepare_fit": "problem",
+    "FitProblem": "problem", "prepare_fit": "problem", "scene_document": "problem",
     "BACKENDS": "backends", "open_backend": "backends",
     "FitResult": "search", "fit": "search",
     "write_fit_report": "report", "out_dir_problem": "report",
+    "SWEEP_FILES": "sweep", "SweepParameter": "sweep", "SweepSpec": "sweep", "sweep_samples": "sweep",
+    "write_sweep": "sweep",
 }
 __getattr__, __all__ = lazy_exports(__name__, _EXPORTS)

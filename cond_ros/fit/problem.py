@@ -9,12 +9,8 @@ from __future__ import annotations
 import dataclasses
 
 from ..bags import BagReader, CompareOptions, read_drive, read_real_series, sensor_convention
-from ..cosim import ConfigError, build_scene, resolve_topic, validate_config
-from ..cosim.config import scene_path
-from ..cosim.publication import ft_topics
-from ..resources import scene_files
-from ..scenes import BUILT_IN, Overlay, read_overlay
-from ..scenes.scene import read_scene_yaml
+from ..cosim import ConfigError, build_scene, ft_topics, resolve_topic, scene_parameter_file, validate_config
+from ..scenes import Overlay, read_overlay, read_scene_yaml
 from .parameters import FitError, make_parameters
 from .rollout import DRIVES, Evaluator, Loss, RolloutSpec, steps_to_cover, window_series
 
@@ -34,7 +30,7 @@ class FitProblem:
 
 def scene_document(scene: str, overlay: Overlay | None = None):
     """(the scene file's path, its YAML document with ``overlay`` applied); FitError for a scene built in code."""
-    path = scene_path(scene, scene_files(), BUILT_IN)
+    path = scene_parameter_file(scene)
     if path is None:
         raise FitError(f"scene {scene!r} is built in code; fits and sweeps change numbers of a scene YAML")
     document = read_scene_yaml(path)

@@ -17,8 +17,7 @@ import os
 
 import numpy as np
 
-from ..bags import compare_series
-from ..bags.metrics import AXES, UNITS
+from ..bags import AXES, UNITS, compare_series
 from ..output_paths import report_dir_problem, write_report_dir
 from ..scenes import Overlay
 from .problem import FitProblem

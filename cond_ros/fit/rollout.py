@@ -15,10 +15,8 @@ import time
 
 import numpy as np
 
-from ..bags import (BagError, CompareOptions, DrivePlan, OfflineNode, WrenchSeries, compare_series, drive_node,
-                    drive_script, series_from_arrays)
-from ..bags import messages
-from ..bags.metrics import AXES
+from ..bags import (AXES, BagError, CompareOptions, DrivePlan, OfflineNode, WrenchSeries, compare_series, drive_node,
+                    drive_script, series_from_arrays, stamp_ns, wrench_values)
 from ..cosim import validate_config
 from ..scenes import Overlay
 from .parameters import FitError
@@ -115,8 +113,8 @@ class WrenchSink:
 
     def write(self, topic: str, log_ns: int, msg) -> None:
         if topic == self.topic:
-            self.stamps.append(messages.stamp_ns(msg.header.stamp))
-            self.values.append(messages.wrench_values(msg))
+            self.stamps.append(stamp_ns(msg.header.stamp))
+            self.values.append(wrench_values(msg))
             self.frame_id = msg.header.frame_id
 
     def series(self) -> WrenchSeries:

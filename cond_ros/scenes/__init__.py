@@ -10,9 +10,9 @@ from .motion import Motion
 from .overlay import PARAMETER_PATHS, Overlay, current_value, expand, format_key_path, read_overlay
 from .registry import (BOX_HALF, BOX_MASS, BUILT_IN, box_on_plane, cloth, edited_scene, load_named_scene, scene_names,
                        with_options)
-from .scene import Scene
+from .scene import Scene, read_scene_yaml
 from .tool_trajectory import ToolTrajectory
 
 __all__ = ["BOX_HALF", "BOX_MASS", "BUILT_IN", "PARAMETER_PATHS", "Motion", "Overlay", "Scene", "ToolTrajectory",
            "box_on_plane", "cloth", "current_value", "edited_scene", "expand", "format_key_path", "load_named_scene",
-           "read_overlay", "scene_names", "with_options"]
+           "read_overlay", "read_scene_yaml", "scene_names", "with_options"]
