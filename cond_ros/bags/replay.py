@@ -171,8 +171,8 @@ class DrivePlan:
     """What drives a replay, read from its bag once (a fit replays it many times).
 
     ``drive``: commands or joint_states; ``events``: (log [ns], order, the node's relative topic, message) of
-    the commands, sorted; ``track``: the recorded joint motion (joint_states); ``t0_ns``: the stamp of simulated
-    time 0; ``end_ns``: the last stamp that drives anything."""
+    the commands, sorted; ``samples``: (stamp [ns], JointState) of the recorded joint motion; ``t0_ns``: the
+    stamp of simulated time 0; ``end_ns``: the last stamp that drives anything."""
 
     bag: str
     drive: str
@@ -254,7 +254,7 @@ def drive_node(plan: DrivePlan, node: OfflineNode, steps: int, sink, *, feedforw
         robot_q[track.dofs], robot_qd[track.dofs] = q, qd
         published = node.start(robot_q, robot_qd)
         dynamics = InverseDynamics(node.sim.model, track.dofs) if feedforward else None
-        dt, theta = node.sim.dt, node.sim.model.integration_theta
+        dt, theta = node.clock.dt_ns / messages.NS_PER_S, node.sim.model.integration_theta
     write_all(sink, published)
     if observer is not None:
         observer.start(node)

@@ -43,12 +43,17 @@ def _g(value, digits: int = 4) -> str:
 def write_fit_report(problem: FitProblem, result: FitResult, out, *, command: str = "", plots: bool = True) -> dict:
     """Write the outputs (module docstring) to the directory ``out``; returns their paths."""
     spec = problem.spec
-    before = problem.evaluator(result.before.settings, keep_series=True)
-    after = problem.evaluator(result.best.settings, keep_series=True)
+    traces = None
+    if plots:
+        try:  # the start and the best once more, keeping their series (a second Ctrl-C skips only this plot)
+            traces = (problem.evaluator(result.before.settings, keep_series=True),
+                      problem.evaluator(result.best.settings, keep_series=True))
+        except KeyboardInterrupt:
+            pass
+    pngs = [p for p in PLOTS if p != "traces.png" or traces is not None] if plots else []
     header = (f"cond-ros fit: {problem.scene} against {spec.real.name}, {len(result.rollouts)} rollouts "
               f"({result.ended})\nloss {_g(result.before.loss)} -> {_g(result.best.loss)}"
               + (f"\n{command}" if command else ""))
-    pngs = list(PLOTS) if plots else []
 
     def write(tmp):
         with open(os.path.join(tmp, "fitted.yaml"), "w") as fh:
@@ -61,8 +66,9 @@ def write_fit_report(problem: FitProblem, result: FitResult, out, *, command: st
         with open(os.path.join(tmp, "fit.json"), "w") as fh:
             json.dump(document, fh, indent=2, allow_nan=False)
             fh.write("\n")
+        if traces is not None:
+            _plot_traces(spec, *traces, os.path.join(tmp, "traces.png"))
         if plots:
-            _plot_traces(spec, before, after, os.path.join(tmp, "traces.png"))
             _plot_loss(result, os.path.join(tmp, "loss.png"))
             _plot_parameters(result, os.path.join(tmp, "parameters.png"))
         with open(os.path.join(tmp, "report.md"), "w") as fh:
