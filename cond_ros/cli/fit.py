@@ -21,7 +21,7 @@ def _cmd_fit(args) -> int:
     from ..bags import BagError
     from ..cosim import ConfigError
     from ..fit import (FitError, Loss, fit, open_backend, out_dir_problem, parse_bounds, parse_window, prepare_fit,
-                       write_fit_report)
+                       weakly_determined, write_fit_report)
     from ..sim import ModelError
     names = _params(args.params)
     try:
@@ -63,6 +63,8 @@ def _cmd_fit(args) -> int:
           f"loss {result.before.loss:.6g} -> {best.loss:.6g}")
     for p in result.params:
         print(f"  {p.name}: {p.start:.6g} -> {best.settings[p.name]:.6g}")
+    for line in weakly_determined(result):
+        print(f"warning: {line}")
     print(f"fitted overlay: {files['overlay']} (cond-ros run/launch/replay --overlay); report: {files['markdown']}")
     if result.ended == "interrupted":
         print("cond-ros fit: interrupted; the outputs hold the best of the rollouts made", file=sys.stderr)

@@ -20,7 +20,7 @@ _EXPORTS = {
     "parse_window": "rollout",
     "FitProblem": "problem", "prepare_fit": "problem", "scene_document": "problem",
     "BACKENDS": "backends", "open_backend": "backends",
-    "FitResult": "search", "fit": "search",
+    "FitResult": "search", "fit": "search", "weakly_determined": "search",
     "write_fit_report": "report", "out_dir_problem": "report",
     "SWEEP_FILES": "sweep", "SweepParameter": "sweep", "SweepSpec": "sweep", "sweep_samples": "sweep",
     "write_sweep": "sweep",

@@ -21,7 +21,7 @@ from ..bags import AXES, UNITS, compare_series
 from ..output_paths import report_dir_problem, write_report_dir
 from ..scenes import Overlay
 from .problem import FitProblem
-from .search import FAILED_PENALTY, FitResult
+from .search import FAILED_PENALTY, WEAKLY_DETERMINED, FitResult, weakly_determined
 
 FIT_FILES = ("fitted.yaml", "fit.json", "report.md")
 PLOTS = ("traces.png", "loss.png", "parameters.png")
@@ -98,10 +98,14 @@ def markdown(problem: FitProblem, result: FitResult, pngs: list, command: str) -
     lines += [f"| {a} [{u}] | {_g(before.rmse.get(a))} | {_g(best.rmse.get(a))} |" for a, u in zip(AXES, UNITS)]
     if result.sensitivity:
         lines += ["", "Sensitivity at the fit: the loss with one parameter moved down and up by a factor "
-                      f"{result.sensitivity[0]['step']:g}, the others fitted; d loss / d ln(value) from the two.",
-                  "", "| parameter | loss down | loss up | d loss / d ln(value) |", "| --- | --- | --- | --- |"]
-        lines += [f"| `{r['name']}` | {_g(r['loss_down'])} | {_g(r['loss_up'])} | {_g(r['dloss_dlog'])} |"
-                  for r in result.sensitivity]
+                      f"{result.sensitivity[0]['step']:g}, the others fitted; d loss / d ln(value) from the two. "
+                      f"A parameter whose change moves the loss by less than {WEAKLY_DETERMINED:g} x the most "
+                      "moving one's is not determined by the recording.",
+                  "", "| parameter | loss down | loss up | d loss / d ln(value) | determined |",
+                  "| --- | --- | --- | --- | --- |"]
+        lines += [f"| `{r['name']}` | {_g(r['loss_down'])} | {_g(r['loss_up'])} | {_g(r['dloss_dlog'])} | "
+                  f"{'yes' if r['determined'] else '**weakly**'} |" for r in result.sensitivity]
+        lines += [""] + [f"- {line}" for line in weakly_determined(result)]
     failed = result.failed
     if failed:
         lines += ["", f"{len(failed)} rollouts failed (scored as {FAILED_PENALTY:g} x the worst loss):", ""]

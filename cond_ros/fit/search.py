@@ -20,6 +20,8 @@ from .parameters import FitError, settings_at, start_coordinates
 SIGMA0 = 0.25  # initial step in the unit box: a quarter of each parameter's range
 FAILED_PENALTY = 10.0  # a failed rollout scores as this many times the worst loss seen
 TOLX = 1e-6  # the search ends when its steps in the unit box are this small
+WEAKLY_DETERMINED = 0.05  # a parameter whose 5 % step moves the loss by less than this fraction of the most
+                          # moving one's is not determined by the recording: the fit's value for it means little
 SENSITIVITY_STEP = 1.05  # the sensitivity table moves each parameter by this factor up and down
 CMA_MISSING = "cond-ros fit needs cma, an optional extra: pip install 'cond_ros[fit]'"
 
@@ -168,7 +170,22 @@ def _sensitivity(params, x_best, best, backend) -> list:
         down, up = results[2 * i], results[2 * i + 1]
         slope = ((up.loss - down.loss) / (2.0 * math.log(SENSITIVITY_STEP))
                  if not (up.failed or down.failed) else None)
+        changes = [abs(r.loss - best.loss) for r in (down, up) if not r.failed]
         rows.append(dict(name=p.name, value=values[p.name], loss=best.loss,
                          loss_down=None if down.failed else down.loss, loss_up=None if up.failed else up.loss,
-                         dloss_dlog=slope, step=SENSITIVITY_STEP))
+                         dloss_dlog=slope, step=SENSITIVITY_STEP, loss_change=max(changes) if changes else None))
+    largest = max((r["loss_change"] for r in rows if r["loss_change"] is not None), default=0.0)
+    for r in rows:
+        r["determined"] = (r["loss_change"] is not None and largest > 0
+                           and r["loss_change"] >= WEAKLY_DETERMINED * largest)
     return rows
+
+
+def weakly_determined(result: FitResult) -> list:
+    """Lines naming the parameters the recording hardly determines (see :data:`WEAKLY_DETERMINED`)."""
+    rows = result.sensitivity
+    largest = max(rows, key=lambda r: r["loss_change"] or 0.0, default=None)
+    return [f"{r['name']} is weakly determined by this recording: a {100 * (r['step'] - 1):g} % change moves the "
+            f"loss by {r['loss_change'] or 0.0:.3g}, {largest['name']}'s by {largest['loss_change']:.3g}; its fitted "
+            "value means little (a longer window, or a topic where it shows, may tell it)"
+            for r in rows if not r["determined"]]

@@ -81,9 +81,10 @@ def test_the_fit_recovers_the_cables_stiffness_and_damping(cable_fit):
         assert fit["best"]["rmse"][axis] * 5 <= fit["before"]["rmse"][axis], axis
     assert fit["before"]["loss"] >= 5 * fit["best"]["loss"]
     rows = {row["name"]: row for row in fit["sensitivity"]}
-    # what the module says: friction moves the F/T far less than the stiffness at the fit
-    assert abs(rows["mu"]["loss_up"] - rows["mu"]["loss"]) < 0.1 * abs(rows["youngs_modulus"]["loss_up"]
-                                                                        - rows["youngs_modulus"]["loss"])
+    # what the module says: friction moves the F/T far less than the stiffness at the fit, and the fit says so
+    assert rows["youngs_modulus"]["determined"] and rows["segment_damping"]["determined"]
+    assert not rows["mu"]["determined"] and rows["mu"]["loss_change"] < 0.05 * rows["youngs_modulus"]["loss_change"]
+    assert "warning: mu is weakly determined by this recording" in out
     for name in ("report.md", "traces.png", "loss.png", "parameters.png"):
         assert (out_dir / name).stat().st_size > 1000, name
     assert "| `youngs_modulus` | 2.954e+06 |" in (out_dir / "report.md").read_text()

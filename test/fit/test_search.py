@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from cond_ros.fit import FitError, Loss, fit, make_parameters, parse_bounds
+from cond_ros.fit import FitError, Loss, fit, make_parameters, parse_bounds, weakly_determined
 from cond_ros.fit.parameters import settings_at, start_coordinates
 from cond_ros.fit.rollout import RolloutResult, parse_window
 from cond_ros.fit.sweep import SweepParameter, sweep_samples
@@ -21,8 +21,8 @@ class Quadratic:
 
     name, workers = "quadratic", 1
 
-    def __init__(self, fail=math.inf, interrupt_after=None):
-        self.fail, self.interrupt_after, self.batches = fail, interrupt_after, 0
+    def __init__(self, fail=math.inf, interrupt_after=None, mu_weight=1.0):
+        self.fail, self.interrupt_after, self.batches, self.mu_weight = fail, interrupt_after, 0, mu_weight
 
     def map(self, batch, on_done=None):
         self.batches += 1
@@ -33,7 +33,7 @@ class Quadratic:
             if s["youngs_modulus"] > self.fail:
                 out.append(RolloutResult(dict(s), math.inf, {}, "SimulationError: diverged", 0.0))
                 continue
-            loss = sum(math.log(s[k] / TRUTH[k]) ** 2 for k in TRUTH)
+            loss = sum((self.mu_weight if k == "mu" else 1.0) * math.log(s[k] / TRUTH[k]) ** 2 for k in TRUTH)
             out.append(RolloutResult(dict(s), loss, {"fx": loss}, None, 0.0))
         return out
 
@@ -88,8 +88,18 @@ def test_cma_finds_a_known_minimum_and_a_seed_fixes_the_search():
     # at the minimum the loss rises both ways, by the quadratic's own amount
     rows = {r["name"]: r for r in result.sensitivity}
     assert rows["mu"]["loss_up"] == pytest.approx(math.log(1.05) ** 2, rel=0.05)
+    assert all(r["determined"] for r in result.sensitivity)
     with pytest.raises(FitError, match="--budget"):
         fit(params, Quadratic(), budget=3, progress=False)
+
+
+def test_a_parameter_the_loss_hardly_sees_is_called_weakly_determined():
+    params = make_parameters(DOCUMENT, ["youngs_modulus", "mu"])
+    result = fit(params, Quadratic(mu_weight=1e-3), budget=60, seed=0, progress=False)
+    rows = {r["name"]: r for r in result.sensitivity}
+    assert rows["youngs_modulus"]["determined"] and not rows["mu"]["determined"]
+    (line,) = weakly_determined(result)
+    assert line.startswith("mu is weakly determined by this recording: a 5 % change moves the loss by")
 
 
 def test_failed_rollouts_are_penalized_and_reported_not_raised():
