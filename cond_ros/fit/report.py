@@ -104,7 +104,7 @@ def markdown(problem: FitProblem, result: FitResult, pngs: list, command: str) -
                   "", "| parameter | loss down | loss up | d loss / d ln(value) | determined |",
                   "| --- | --- | --- | --- | --- |"]
         lines += [f"| `{r['name']}` | {_g(r['loss_down'])} | {_g(r['loss_up'])} | {_g(r['dloss_dlog'])} | "
-                  f"{'yes' if r['determined'] else '**weakly**'} |" for r in result.sensitivity]
+                  f"{ {True: 'yes', False: '**weakly**', None: 'n/a'}[r['determined']]} |" for r in result.sensitivity]
         lines += [""] + [f"- {line}" for line in weakly_determined(result)]
     failed = result.failed
     if failed:

@@ -175,9 +175,9 @@ def _sensitivity(params, x_best, best, backend) -> list:
                          loss_down=None if down.failed else down.loss, loss_up=None if up.failed else up.loss,
                          dloss_dlog=slope, step=SENSITIVITY_STEP, loss_change=max(changes) if changes else None))
     largest = max((r["loss_change"] for r in rows if r["loss_change"] is not None), default=0.0)
-    for r in rows:
-        r["determined"] = (r["loss_change"] is not None and largest > 0
-                           and r["loss_change"] >= WEAKLY_DETERMINED * largest)
+    for r in rows:  # None: not known (its sensitivity rollouts failed, or no parameter moved the loss)
+        r["determined"] = (None if r["loss_change"] is None or largest == 0.0
+                           else r["loss_change"] >= WEAKLY_DETERMINED * largest)
     return rows
 
 
@@ -188,4 +188,4 @@ def weakly_determined(result: FitResult) -> list:
     return [f"{r['name']} is weakly determined by this recording: a {100 * (r['step'] - 1):g} % change moves the "
             f"loss by {r['loss_change'] or 0.0:.3g}, {largest['name']}'s by {largest['loss_change']:.3g}; its fitted "
             "value means little (a longer window, or a topic where it shows, may tell it)"
-            for r in rows if not r["determined"]]
+            for r in rows if r["determined"] is False]

@@ -43,19 +43,23 @@ class SweepParameter:
         name, sep, rest = str(text).partition("=")
         if not sep or not name:
             raise FitError(f"--param {text!r}: expected NAME=V1,V2,... or NAME=LOW:HIGH[:log]")
-        try:
-            if ":" in rest:
-                parts = rest.split(":")
-                if len(parts) not in (2, 3) or (len(parts) == 3 and parts[2] not in ("log", "linear")):
-                    raise ValueError
+        malformed = FitError(f"--param {text!r}: expected NAME=V1,V2,... or NAME=LOW:HIGH[:log] with numbers")
+        if ":" in rest:
+            parts = rest.split(":")
+            if len(parts) not in (2, 3) or (len(parts) == 3 and parts[2] not in ("log", "linear")):
+                raise malformed
+            try:
                 low, high = float(parts[0]), float(parts[1])
-                log = len(parts) == 3 and parts[2] == "log"
-                if not (math.isfinite(low) and math.isfinite(high) and low < high) or (log and low <= 0):
-                    raise FitError(f"--param {text!r}: expected finite LOW < HIGH (LOW > 0 for :log)")
-                return cls(name, (), low, high, log)
+            except ValueError:
+                raise malformed from None
+            log = len(parts) == 3 and parts[2] == "log"
+            if not (math.isfinite(low) and math.isfinite(high) and low < high) or (log and low <= 0):
+                raise FitError(f"--param {text!r}: expected finite LOW < HIGH (LOW > 0 for :log)")
+            return cls(name, (), low, high, log)
+        try:
             values = tuple(float(v) for v in rest.split(","))
         except ValueError:
-            raise FitError(f"--param {text!r}: expected NAME=V1,V2,... or NAME=LOW:HIGH[:log] with numbers") from None
+            raise malformed from None
         if not values or not all(math.isfinite(v) for v in values):
             raise FitError(f"--param {text!r}: the values must be finite numbers")
         return cls(name, values)

@@ -7,6 +7,7 @@ import pytest
 
 from cond_ros.fit import FitError, Loss, fit, make_parameters, parse_bounds, weakly_determined
 from cond_ros.fit.parameters import settings_at, start_coordinates
+from cond_ros.fit.search import _sensitivity
 from cond_ros.fit.rollout import RolloutResult, parse_window
 from cond_ros.fit.sweep import SweepParameter, sweep_samples
 
@@ -127,8 +128,18 @@ def test_sweeps_are_grids_or_seeded_draws():
     draws = sweep_samples(params, None, 7)
     assert len(draws) == 20 and draws == sweep_samples(params, None, 7) and draws != sweep_samples(params, None, 8)
     assert all(4e6 <= d["youngs_modulus"] <= 5e6 and 0.4 <= d["poisson_ratio"] <= 0.49 for d in draws)
-    for text in ("mu", "mu=2:1", "mu=a,b", "mu=0:1:log", "mu=1:2:3"):
-        with pytest.raises(FitError, match="--param"):
+    for text, message in (("mu", "expected NAME="), ("mu=2:1", "expected finite LOW < HIGH"),
+                          ("mu=a,b", "with numbers"), ("mu=0:1:log", r"LOW > 0 for :log"),
+                          ("mu=1:2:3", "with numbers"), ("mu=a:2", "with numbers")):
+        with pytest.raises(FitError, match=f"--param .*{message}"):
             SweepParameter.parse(text)
     with pytest.raises(FitError, match="--samples"):
         sweep_samples([SweepParameter.parse("mu=0.5,1.0")], 5, 0)
+
+
+def test_when_the_sensitivity_rollouts_fail_no_parameter_is_called_weakly_determined():
+    params = make_parameters(DOCUMENT, ["youngs_modulus", "mu"])
+    result = fit(params, Quadratic(), budget=30, seed=0, progress=False, sensitivity=False)
+    result.sensitivity = _sensitivity(params, start_coordinates(params), result.best, Quadratic(fail=0.0))
+    assert [r["determined"] for r in result.sensitivity] == [None, None]
+    assert weakly_determined(result) == []
