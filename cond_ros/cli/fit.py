@@ -20,17 +20,14 @@ def _params(text: str) -> list:
 def _cmd_fit(args) -> int:
     from ..bags import BagError
     from ..cosim import ConfigError
-    from ..fit import (FitError, Loss, fit, open_backend, out_dir_problem, parse_bounds, parse_window, prepare_fit,
-                       weakly_determined, write_fit_report)
+    from ..fit import (FitError, Loss, check_search, fit, open_backend, out_dir_problem, parse_bounds, parse_window,
+                       prepare_fit, weakly_determined, write_fit_report)
     from ..sim import ModelError
     names = _params(args.params)
     try:
         if problem := out_dir_problem(args.out):
             raise FitError(f"--out: {problem}")
-        if args.budget < 2:
-            raise FitError(f"--budget: must be >= 2 rollouts, got {args.budget}")
-        if args.seed < 0:
-            raise FitError(f"--seed: must be >= 0, got {args.seed}")
+        check_search(len(names), budget=args.budget, seed=args.seed, popsize=args.popsize)
         problem = prepare_fit(args.scene, args.bag, params=names, bounds=parse_bounds(args.bounds, names),
                               real_topic=args.real_topic, preset=args.preset, window=parse_window(args.window),
                               drive=args.drive, loss=Loss.parse(args.weights), lag=args.lag, max_lag_s=args.max_lag,

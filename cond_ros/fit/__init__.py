@@ -21,6 +21,7 @@ _EXPORTS = {
     "FitProblem": "problem", "prepare_fit": "problem", "scene_document": "problem",
     "BACKENDS": "backends", "open_backend": "backends",
     "FitResult": "search", "fit": "search", "weakly_determined": "search",
+    "check_search": "search",
     "write_fit_report": "report", "out_dir_problem": "report",
     "SWEEP_FILES": "sweep", "SweepParameter": "sweep", "SweepSpec": "sweep", "sweep_samples": "sweep",
     "write_sweep": "sweep",

@@ -87,7 +87,7 @@ def prepare_fit(scene: str, bag: str, *, params, bounds=None, real_topic: str | 
     spec = RolloutSpec(values, drive, str(bag), plan, t0_ns, steps, real, compare.sim_topic, compare, loss,
                        feedforward, dict(base.settings) if base is not None else {})
     evaluator = spec.evaluator()
-    first = evaluator({p.name: p.start for p in parameters})
+    first = evaluator({p.name: p.start for p in parameters}, keep_series=True)  # the report's "before" trace
     if first.failed:
         raise FitError(f"the scene as it is cannot be scored against {real.name}: {first.error}")
     return FitProblem(spec, parameters, scene, path, evaluator, first)

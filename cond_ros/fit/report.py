@@ -45,9 +45,10 @@ def write_fit_report(problem: FitProblem, result: FitResult, out, *, command: st
     spec = problem.spec
     traces = None
     if plots:
-        try:  # the start and the best once more, keeping their series (a second Ctrl-C skips only this plot)
-            traces = (problem.evaluator(result.before.settings, keep_series=True),
-                      problem.evaluator(result.best.settings, keep_series=True))
+        def with_series(rollout):  # workers return no series: run that one again here
+            return rollout if rollout.sim is not None else problem.evaluator(rollout.settings, keep_series=True)
+        try:  # a second Ctrl-C skips only this plot
+            traces = (with_series(result.before), with_series(result.best))
         except KeyboardInterrupt:
             pass
     pngs = [p for p in PLOTS if p != "traces.png" or traces is not None] if plots else []

@@ -2,9 +2,10 @@
 single parameter (where CMA-ES does not work) by a bracketing grid that narrows around its best point.
 
 Determinism: the optimizer is seeded, each generation's rollouts come back in the order they were asked for,
-and a failed rollout's penalty depends on the losses before it only; so a seed gives the same fit on any
-backend with any number of workers. The first rollout is the scene as it is (the loss before); the result
-holds every rollout in order, the best, and the loss's sensitivity to each parameter at the best.
+and a failed rollout's penalty depends on the losses before and beside it, not on when it finished; so a seed
+gives the same fit on any backend with any number of workers. The first rollout is the scene as it is (the
+loss before); the result holds every rollout in order, the best, and the loss's sensitivity to each parameter
+at the best.
 """
 from __future__ import annotations
 
@@ -96,6 +97,21 @@ def _optimizer(x0: np.ndarray, sigma0: float, seed: int, popsize: int | None):
     return cma.CMAEvolutionStrategy(list(x0), sigma0, options)
 
 
+def check_search(n_params: int, *, budget: int, seed: int, popsize: int | None) -> None:
+    """FitError naming a search option that cannot work for ``n_params`` parameters; cheap (no rollout), so
+    the command checks them before the first rollout runs."""
+    if seed < 0:
+        raise FitError(f"--seed: must be >= 0, got {seed}")
+    if popsize is not None and popsize < 2:
+        raise FitError(f"--popsize: must be >= 2, got {popsize}")
+    if n_params < 1:
+        return  # make_parameters names the missing parameters
+    size = _optimizer(np.full(n_params, 0.5), SIGMA0, seed, popsize).popsize  # the optimizer's own default
+    if budget < 1 + size:
+        raise FitError(f"--budget: {budget} rollouts do not make one generation of {size} after the start; "
+                       f"give at least {1 + size}")
+
+
 def _scores(rollouts: list) -> list:
     """What the optimizer is told: each rollout's loss, a failed one's the penalty (from the finite losses
     before and beside it, so it does not depend on timing)."""
@@ -109,15 +125,9 @@ def fit(params: list, backend, *, budget: int, seed: int = 0, first=None, sigma0
     """Minimize the rollout loss over ``params`` with at most ``budget`` rollouts (the sensitivity's 2 per
     parameter come on top) on ``backend``; ``first``: the start's rollout if already run. Ctrl-C ends the
     search after the running rollouts and keeps the best so far."""
-    if seed < 0:
-        raise FitError(f"--seed: must be >= 0, got {seed}")
-    if popsize is not None and popsize < 2:
-        raise FitError(f"--popsize: must be >= 2, got {popsize}")
+    check_search(len(params), budget=budget, seed=seed, popsize=popsize)
     x0 = start_coordinates(params)
     es = _optimizer(x0, sigma0, seed, popsize)
-    if budget < 1 + es.popsize:
-        raise FitError(f"--budget: {budget} rollouts do not make one generation of {es.popsize} after the start; "
-                       f"give at least {1 + es.popsize}")
     start = time.perf_counter()
     rollouts, coordinates, ended = [], [], "budget"
     bar = tqdm(total=budget, desc="fit", unit="rollout", disable=not progress)

@@ -173,6 +173,7 @@ def test_bad_input_is_named_before_any_rollout(work):
              (["--params", "mu", "--weights", "fq=1"], "--weights"),
              (["--params", "mu", "--address", "127.0.0.1:1"], "needs --backend ray"),
              (["--params", "mu", "--budget", "1"], "--budget"),
+             (["--params", "mu", "--budget", "5"], "do not make one generation of 5"),
              (["--params", "mu", "--out", "not_a_report"], "not such a report"),
              (["--params", "mu", "--drive", "joint_states", "--joint-states-topic", "/nope"], "/nope")]
     for extra, message in cases:
