@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..cosim import (CLOCK_TOPIC, FORWARD_TOPICS, JOINT_COMMAND_TOPIC, TRAJECTORY_TOPIC,
                      CommandState, JointTargets, SimClock, SimConfig, StepOutputs, build_scene, command_mapping,
-                     forward_targets, joint_state_targets, joint_trajectory, resolve_topic, warm_up)
+                     forward_targets, joint_state_targets, joint_trajectory, resolve_topic, restart_scene, warm_up)
 from . import messages
 
 NS_PER_S = messages.NS_PER_S
@@ -53,17 +53,7 @@ class OfflineNode:
     def start(self, robot_q=None, robot_qd=None) -> list:
         """Back to t = 0 (the scene's initial state, or the given joint positions and velocities of every
         DOF); returns the messages the node publishes before its first step."""
-        state = self.sim.model.state()
-        if robot_q is not None:
-            state.robot_q[:] = robot_q
-        if robot_qd is not None:
-            state.robot_qd[:] = robot_qd
-        self.sim.reset(state)
-        for sensor in self.scene.sensors:
-            sensor.reset()
-        self.commands.reset()
-        if robot_q is not None:
-            self.commands.position[:] = robot_q
+        restart_scene(self.scene, self.commands, robot_q, robot_qd)
         self.clock.reset()
         return self._published(None)
 

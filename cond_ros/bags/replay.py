@@ -28,8 +28,8 @@ import time
 
 import numpy as np
 
-from ..cosim import LIMIT_TOLERANCE, DriveMode, JointTargets, SimConfig, UnknownJointError, resolve_topic
-from ..sim import ArticulationKinematics
+from ..cosim import (InverseDynamics, SimConfig, UnknownJointError, clip_to_limits, resolve_topic, sample_motion,
+                     tracking_targets)
 from . import messages
 from .io import BagError, BagReader, BagWriter, progress_bar
 from .offline_node import COMMAND_TOPICS, OfflineNode
@@ -108,46 +108,13 @@ class JointStateTrack:
     def at(self, t: float) -> tuple[np.ndarray, np.ndarray, int]:
         """(positions, velocities, how many were clipped to the limits) of the track's DOFs at ``t`` [s]."""
         q, qd = np.empty(len(self.dofs)), np.empty(len(self.dofs))
-        for j, (times, pos, vel) in enumerate(zip(self.times, self.positions, self.velocities)):
-            q[j] = np.interp(t, times, pos)
-            if np.all(np.isfinite(vel)):
-                qd[j] = np.interp(t, times, vel)
-            elif len(times) > 1 and times[0] <= t < times[-1]:
-                k = int(np.searchsorted(times, t, side="right")) - 1
-                qd[j] = (pos[k + 1] - pos[k]) / (times[k + 1] - times[k])
-            else:
-                qd[j] = 0.0
-        clipped_q = np.clip(q, self.lower, self.upper)
-        clipped_qd = np.clip(qd, -self.velocity_limit, self.velocity_limit)
-        clipped = int(np.sum(np.abs(clipped_q - q) > LIMIT_TOLERANCE)
-                      + np.sum(np.abs(clipped_qd - qd) > LIMIT_TOLERANCE))
-        return clipped_q, clipped_qd, clipped
+        for j, samples in enumerate(zip(self.times, self.positions, self.velocities)):
+            q[j], qd[j] = sample_motion(*samples, t)
+        return clip_to_limits(q, qd, self.lower, self.upper, self.velocity_limit)
 
     @property
     def end_s(self) -> float:
         return max(float(times[-1]) for times in self.times)
-
-
-class InverseDynamics:
-    """The joint efforts (without gravity, which the node's gravity compensation adds) that make the robots
-    follow a motion: M(q) qdd + C(q, qd) qd, for the DOFs of a :class:`JointStateTrack`."""
-
-    def __init__(self, model, dofs: np.ndarray):
-        self.model, self.dofs = model, dofs
-        self.kinematics = [ArticulationKinematics(art) for art in model.robots]
-
-    def efforts(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, hold_q: np.ndarray) -> np.ndarray:
-        """Efforts of the track's DOFs at their positions, velocities and accelerations ``q``, ``qd``, ``qdd``
-        (the other DOFs at ``hold_q`` with zero velocity and acceleration)."""
-        model = self.model
-        full_q, full_qd, full_qdd = hold_q.copy(), np.zeros_like(hold_q), np.zeros_like(hold_q)
-        full_q[self.dofs], full_qd[self.dofs], full_qdd[self.dofs] = q, qd, qdd
-        out = np.zeros_like(hold_q)
-        for r, kin in enumerate(self.kinematics):
-            lo, hi = model.robot_dof_offset[r], model.robot_dof_offset[r + 1]
-            kin.update(full_q[lo:hi])
-            out[lo:hi] = kin.mass_matrix() @ full_qdd[lo:hi] + kin.bias_forces(full_qd[lo:hi], np.zeros(3))
-        return out[self.dofs]
 
 
 def _command_topics(reader: BagReader) -> dict:
@@ -266,16 +233,10 @@ def drive_node(plan: DrivePlan, node: OfflineNode, steps: int, sink, *, feedforw
             while e < len(events) and events[e][0] <= node.stamp_ns:
                 node.command(events[e][2], events[e][3])
                 e += 1
-        else:
-            # the drives act at t + theta dt, where the step evaluates its potentials (robot_dynamics)
-            q, qd_drive, n = track.at((k + theta) * dt)
+        else:  # the drives act at t + theta dt, where the step evaluates its potentials (robot_dynamics)
+            targets, n = tracking_targets(track.at, track.dofs, k * dt, dt, theta, dynamics, node.commands.position)
             clipped += n
-            effort = None
-            if dynamics is not None:  # the step's mean acceleration, from the velocities at its ends
-                qd_next = track.at((k + 1) * dt)[1]
-                effort = dynamics.efforts(q, qd_drive, (qd_next - qd) / dt, node.commands.position)
-                qd = qd_next
-            node.hold(JointTargets(track.dofs, DriveMode.POSITION, position=q, velocity=qd_drive, effort=effort))
+            node.hold(targets)
         step_and_write(node, sink, plan.bag, topics)
         if observer is not None:
             observer.after_step(node)

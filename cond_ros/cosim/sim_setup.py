@@ -87,3 +87,22 @@ def command_mapping(model, command_joints) -> tuple[JointNameMap, list]:
         return names, names.dofs(list(command_joints) or dof_names)[0]
     except (UnknownJointError, ValueError) as exc:
         raise ConfigError(f"command_joints: {exc}") from None
+
+
+def restart_scene(scene: Scene, commands: CommandState, robot_q=None, robot_qd=None) -> None:
+    """Back to the scene's initial state, or with the given joint positions and velocities of every DOF (the
+    commands then hold those positions): the simulator, its F/T sensors and the held commands."""
+    sim = scene.simulator
+    state = None
+    if robot_q is not None or robot_qd is not None:
+        state = sim.model.state()
+        if robot_q is not None:
+            state.robot_q[:] = robot_q
+        if robot_qd is not None:
+            state.robot_qd[:] = robot_qd
+    sim.reset(state)
+    for sensor in scene.sensors:
+        sensor.reset()
+    commands.reset()
+    if robot_q is not None:
+        commands.position[:] = robot_q
