@@ -18,6 +18,8 @@ from .interfaces import FT_PRESETS, JOINT_INTERFACES, parse_ft_output, topic_pro
 # the registry of cond_ros.sim.solvers, without importing numba here (test_config checks they match)
 SOLVER_NAMES = ("cond", "penalty", "pgs", "apgd", "bisection", "newton", "primal_newton", "compliant")
 NS_PER_S = 1_000_000_000
+MODES = ("command", "shadow")
+SHADOW_JOINT_STATES_TOPIC = "~/joint_states"  # a shadow's own joint states, by default: not on the real robot's
 RECORD_STORAGES = ("mcap", "sqlite3")  # rosbag2 storages of record_bag (cond_ros.bags.io.STORAGES)
 
 
@@ -99,6 +101,16 @@ PARAMETERS = (
                                             f"{', '.join(FT_PRESETS)}; a TOPIC may hold {{sensor}}"),
     ParameterSpec("franka_stiffness_frame", "", "franka_fr3_* F/T outputs: the link of the stiffness frame K; "
                                                 "empty = the first *tcp link fixed below the sensor, else its link"),
+    ParameterSpec("mode", "command", "command: the robots follow the command topics; shadow: they follow a real "
+                                     "robot's measured joint states (shadow_joint_states_topic), and the predicted "
+                                     "F/T is compared with the real one (shadow_ft_topics)"),
+    ParameterSpec("shadow_joint_states_topic", "/joint_states", "shadow mode: the real robot's measured "
+                                                                "sensor_msgs/JointState topic"),
+    ParameterSpec("shadow_ft_topics", [], "shadow mode: the real F/T topics (WrenchStamped), each TOPIC or "
+                                          "SENSOR=TOPIC, compared with the sensor's first ft_outputs topic; the "
+                                          "residual goes to ~/ft/<sensor>/residual"),
+    ParameterSpec("shadow_max_age", 0.1, "[s] shadow mode: measured joint states older than this are reported "
+                                         "stale in /diagnostics", 0.001, 3600.0),
     ParameterSpec("view", False, "serve the browser 3D view on view_host:view_port (needs the view extra: pip "
                                  "install 'cond_ros[view]')"),
     ParameterSpec("view_host", "127.0.0.1", "address the view serves on (0.0.0.0: every interface)"),
@@ -147,6 +159,10 @@ class SimConfig:
     view_port: int = 8080
     observer_output_delay: float = 0.0015
     overlay: str = ""
+    mode: str = "command"
+    shadow_joint_states_topic: str = "/joint_states"
+    shadow_ft_topics: tuple = ()
+    shadow_max_age: float = 0.1
 
 
 def _check(spec: ParameterSpec, value) -> str | None:
@@ -198,6 +214,17 @@ def check_parameter(name: str, value) -> str | None:
         topics = [topic for _, topic in outputs]
         if len(set(topics)) != len(topics):
             return f"ft_outputs: two outputs on one topic: {list(value)}"
+    if name == "mode" and value not in MODES:
+        return f"mode: expected one of {', '.join(MODES)}, got {value!r}"
+    if name == "shadow_joint_states_topic":
+        return topic_problem(name, value) or (f"{name}: {{sensor}} is for ft_outputs only" if "{" in value else None)
+    if name == "shadow_ft_topics":
+        for entry in value:
+            topic = entry.rpartition("=")[2].strip()
+            if problem := topic_problem(name, topic):
+                return problem
+        if len({entry.rpartition("=")[2].strip() for entry in value}) != len(value):
+            return f"shadow_ft_topics: a topic repeats: {list(value)}"
     if name == "overlay" and value and not os.path.isfile(value):
         return f"overlay: no such file: {value!r}"
     if name == "record_bag" and value and (problem := output_problem(value, new=True)):
@@ -244,11 +271,17 @@ def validate_config(values: dict) -> SimConfig:
     if not problems and merged["solver"] == "penalty" and (merged["solver_tolerance"]
                                                            or merged["solver_max_iterations"]):
         problems.append("solver_tolerance/solver_max_iterations: apply to the iterative solvers, not penalty")
+    if not problems and merged["mode"] == "shadow" and merged["lockstep"]:
+        problems.append("lockstep: a shadow follows the measured joint states, not a controller's commands; "
+                        "set lockstep false or mode command")
     if problems:
         raise ConfigError("invalid parameters:\n  " + "\n  ".join(problems))
+    if merged["mode"] == "shadow" and not merged["joint_states_topic"]:  # /joint_states is the real robot's there
+        merged["joint_states_topic"] = SHADOW_JOINT_STATES_TOPIC
     merged["dt"] = float(merged["dt"])
     merged["command_joints"] = tuple(merged["command_joints"])
     merged["ft_outputs"] = tuple(merged["ft_outputs"])
+    merged["shadow_ft_topics"] = tuple(merged["shadow_ft_topics"])
     for spec in PARAMETERS:
         if spec.type_name == "float":
             merged[spec.name] = float(merged[spec.name])

@@ -29,6 +29,17 @@ def time_s(stamp) -> float:
     return stamp.sec + stamp.nanosec * 1e-9
 
 
+def stamp_ns(stamp) -> int:
+    """A builtin_interfaces/Time in nanoseconds."""
+    return int(stamp.sec) * NS_PER_S + int(stamp.nanosec)
+
+
+def wrench_values(msg) -> list:
+    """(fx, fy, fz, tx, ty, tz) of a WrenchStamped."""
+    force, torque = msg.wrench.force, msg.wrench.torque
+    return [force.x, force.y, force.z, torque.x, torque.y, torque.z]
+
+
 def clock(ns: int) -> Clock:
     return Clock(clock=to_time(ns))
 
@@ -121,13 +132,14 @@ def markers(cables, contact_points: np.ndarray, colliders, ns: int, surfaces=(),
     return out
 
 
-def diagnostics(name: str, level: str, message: str, values: dict, ns: int) -> DiagnosticArray:
-    """One status; ``level``: OK, WARN or ERROR."""
-    status = DiagnosticStatus(level=getattr(DiagnosticStatus, level), name=name,
-                              message=message, hardware_id="cond_sim",
-                              values=[KeyValue(key=k, value=f"{v:.6g}" if isinstance(v, float) else str(v))
-                                      for k, v in values.items()])
-    msg = DiagnosticArray(status=[status])
+def diagnostics(name: str, level: str, message: str, values: dict, ns: int, more=()) -> DiagnosticArray:
+    """One status, and the (name, level, message, values) of ``more``; ``level``: OK, WARN or ERROR."""
+    statuses = [DiagnosticStatus(level=getattr(DiagnosticStatus, level), name=name, message=message,
+                                 hardware_id="cond_sim",
+                                 values=[KeyValue(key=k, value=f"{v:.6g}" if isinstance(v, float) else str(v))
+                                         for k, v in values.items()])
+                for name, level, message, values in [(name, level, message, values), *more]]
+    msg = DiagnosticArray(status=statuses)
     msg.header.stamp = to_time(ns)
     return msg
 

@@ -15,7 +15,6 @@ import sys
 import time
 import traceback
 
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, SetParametersResult
@@ -24,7 +23,6 @@ from rclpy.exceptions import ParameterException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
-from rclpy.serialization import serialize_message
 from rclpy.task import Future
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
@@ -45,6 +43,8 @@ from . import messages
 from .launch_config import FIRST_STEP_LOG
 from .lifetime import is_stop
 from .node_process import run_node
+from .node_recording import BagRecording
+from .node_shadow import ShadowLink
 from .sim_services import create_simulation_interfaces
 
 try:  # no PyPI wheel of tf2_msgs: /tf only where ROS 2 comes from a distribution
@@ -110,16 +110,20 @@ class SimNode(Node):
         self._callbacks = 0  # callbacks of this node run so far (the loop drains ready ones between steps)
         self._next_diagnostics = 0.0
         self.viewer = self._open_viewer() if self.config.view else None
+        self.shadow = ShadowLink(self) if self.config.mode == "shadow" else None
         self._create_interfaces()
         self.add_on_set_parameters_callback(self._check_live_parameters)
         self.add_post_set_parameters_callback(self._apply_live_parameters)
         self._publish_unstepped()
+        pace = (f"at real-time factor {self.config.real_time_factor}{', lockstep' if self.config.lockstep else ''}"
+                if self.shadow is None else "at the pace of the measurement")
+        inputs = (f"commands on {self.outputs.interface.joint_commands}" if self.shadow is None else
+                  f"shadow of the measured joint states on {self.config.shadow_joint_states_topic} (no commands "
+                  f"taken, no /clock or /tf: the real robot's time and frames)")
         self.get_logger().info(
             f"scene {self.config.scene!r}: {len(self.layout.names)} joints, {len(self.scene.sensors)} F/T sensors, "
-            f"dt {self.sim.dt} s, solver {self.sim.solver.name}; "
-            f"{'paused' if self.requests.paused else 'running'} at real-time factor {self.config.real_time_factor}"
-            f"{', lockstep' if self.config.lockstep else ''}; joint states on {self.outputs.interface.joint_states}, "
-            f"commands on {self.outputs.interface.joint_commands}")
+            f"dt {self.sim.dt} s, solver {self.sim.solver.name}; {'paused' if self.requests.paused else 'running'} "
+            f"{pace}; joint states on {self.outputs.interface.joint_states}, {inputs}")
 
     def _open_viewer(self):
         """The browser view (``view``); a ConfigError, before any step, when it cannot serve."""
@@ -180,8 +184,10 @@ class SimNode(Node):
     # -- interfaces ------------------------------------------------------------------------------------
 
     def _create_interfaces(self) -> None:
-        self.recorder = self._open_recording()
-        self.clock_pub = self._publisher(Clock, CLOCK_TOPIC, CLOCK_QOS)
+        self.recorder = BagRecording(self, self.config.record_bag, self.config.record_storage) \
+            if self.config.record_bag else None
+        # a shadow is stamped in the real robot's time, whose clock and frames are the robot's own
+        self.clock_pub = self._publisher(Clock, CLOCK_TOPIC, CLOCK_QOS) if self.shadow is None else None
         interface = self.outputs.interface
         # reliable: matches the topic-based plugin's sensor-data (best effort) subscription as well as a reliable one
         self.joint_state_pub = self._publisher(JointState, interface.joint_states, DEFAULT_QOS)
@@ -193,8 +199,22 @@ class SimNode(Node):
         self.observer_output_delay = self.config.observer_output_delay
         self.description_pubs = self._publish_robot_descriptions()
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", DEFAULT_QOS)
-        self.tf_pub = self.create_publisher(TFMessage, "/tf", 100) if TFMessage is not None else None
-        limits = self.commands.limits
+        self.tf_pub = None
+        if self.shadow is not None:
+            self.shadow.create_interfaces()
+        else:
+            self._create_command_subscriptions()
+            self.tf_pub = self.create_publisher(TFMessage, "/tf", 100) if TFMessage is not None else None
+        # a ~/step call awaits its steps and holds its callback group until they are done: in the node's default
+        # (mutually exclusive) group it would keep every other service and every command out until then
+        self.step_calls = ReentrantCallbackGroup()
+        self.create_service(SetBool, "~/pause", self._on_pause)
+        self.create_service(Trigger, "~/step", self._on_step, callback_group=self.step_calls)
+        self.create_service(Trigger, "~/reset", self._on_reset)
+        self.simulation_interfaces = create_simulation_interfaces(self)
+
+    def _create_command_subscriptions(self) -> None:
+        interface, limits = self.outputs.interface, self.commands.limits
         commands = interface.joint_commands
         self._subscribe(JointState, commands, lambda msg: self._command(
             commands, lambda: joint_state_targets(self.names, limits, *messages.joint_state_fields(msg)),
@@ -205,13 +225,6 @@ class SimNode(Node):
             for topic, mode in FORWARD_TOPICS:
                 self._subscribe(Float64MultiArray, topic, lambda msg, topic=topic, mode=mode: self._command(
                     topic, lambda: forward_targets(limits, self.command_dofs, mode, msg.data), self.commands.apply))
-        # a ~/step call awaits its steps and holds its callback group until they are done: in the node's default
-        # (mutually exclusive) group it would keep every other service and every command out until then
-        self.step_calls = ReentrantCallbackGroup()
-        self.create_service(SetBool, "~/pause", self._on_pause)
-        self.create_service(Trigger, "~/step", self._on_step, callback_group=self.step_calls)
-        self.create_service(Trigger, "~/reset", self._on_reset)
-        self.simulation_interfaces = create_simulation_interfaces(self)
 
     def _publish_robot_descriptions(self) -> list:
         """Each robot's URDF on ``~/robot_description/NAME``, latched as robot_state_publisher latches its
@@ -228,52 +241,20 @@ class SimNode(Node):
     def _publisher(self, kind, topic: str, qos):
         """A publisher; with ``record_bag`` set, one that also writes what it publishes to the bag."""
         publisher = self.create_publisher(kind, topic, qos)
-        return _RecordedPublisher(publisher, self) if self.recorder is not None else publisher
+        return self.recorder.publisher(publisher) if self.recorder is not None else publisher
 
     def _subscribe(self, kind, topic: str, callback) -> None:
         """A command subscription; with ``record_bag`` set, each message is also written to the bag (at the
         simulated time it arrived, the time from which the sim applies it)."""
         if self.recorder is not None:
-            handle = callback
-
-            def callback(msg, handle=handle, topic=self.resolve_topic_name(topic)):
-                self.record(topic, msg)
-                handle(msg)
+            callback = self.recorder.subscription_callback(self.resolve_topic_name(topic), callback)
         self.create_subscription(kind, topic, callback, DEFAULT_QOS)
-
-    # -- recording (record_bag) ------------------------------------------------------------------------
-
-    def _open_recording(self):
-        if not self.config.record_bag:
-            return None
-        from ..bags import BagError, BagWriter
-        try:
-            return BagWriter(self.config.record_bag, storage=self.config.record_storage).open()
-        except BagError as exc:
-            raise ConfigError(f"record_bag: {exc}") from None
-
-    def record(self, topic: str, msg) -> None:
-        """Write ``msg`` (published on or received from the absolute ``topic``) to the bag, at the current
-        simulated time. A write error stops the recording and drops the bag; the simulation goes on."""
-        if self.recorder is None:
-            return
-        kind = type(msg)
-        msgtype = f"{kind.__module__.split('.')[0]}/msg/{kind.__name__}"
-        try:
-            self.recorder.write_raw(topic, msgtype, self.clock.stamp_ns, serialize_message(msg))
-        except Exception as exc:  # noqa: BLE001 (a full disk must not stop the simulation)
-            recorder, self.recorder = self.recorder, None
-            recorder.abort()
-            self.get_logger().error(f"record_bag: writing {topic} failed ({exc}); recording stopped, bag dropped")
 
     def close_recording(self) -> None:
         """Finish the ``record_bag`` bag (it appears at its path only now)."""
         recorder, self.recorder = getattr(self, "recorder", None), None
         if recorder is not None:
             recorder.close()
-            # after a signal the context is down and the node's logger fails to reach /rosout (an rcl error line)
-            logger = self.get_logger() if self.context.ok() else rclpy.logging.get_logger(f"{NODE_NAME}.record_bag")
-            logger.info(f"record_bag: wrote {recorder.path} ({sum(recorder.counts.values())} messages)")
 
     def destroy_node(self):
         self.close_recording()
@@ -330,6 +311,8 @@ class SimNode(Node):
 
     async def run_steps(self, steps: int) -> tuple[bool, str]:
         """Step ``steps`` times (paused only); returns once they are done and published."""
+        if self.shadow is not None:
+            return False, "a shadow steps as the measured joint states arrive, not on request"
         if not self.requests.paused:
             return False, "the simulation is running; pause it first (~/pause with data: true)"
         done = Future()
@@ -347,6 +330,8 @@ class SimNode(Node):
                 sensor.reset()
             self.commands.reset()
             self.lockstep.reset()
+            if self.shadow is not None:
+                self.shadow.reset()
         self.clock.reset(time=reset_time, state=reset_state)
         self.pacer.restart(time.monotonic())
         self._publish_unstepped()
@@ -408,6 +393,8 @@ class SimNode(Node):
 
     def _step_if_due(self, now: float) -> float:
         """Step if one is wanted, due and (lockstep) answered; else the seconds to wait."""
+        if self.shadow is not None:
+            return self.shadow.step_if_due(now, IDLE_WAIT)
         if not self.requests.wants_step():
             return IDLE_WAIT
         if not self.requests.outstanding:  # ~/step calls run as fast as possible
@@ -458,7 +445,7 @@ class SimNode(Node):
         self._publish_state()
         self._publish_ft([sensor.update(sim.state.time, sim.previous_state, sim.state, sim.contacts, sim.dt)
                           for sensor in self.scene.sensors])
-        hold = 0.0 if self.requests.paused else self.pacer.observer_hold(start, time.monotonic(),
+        hold = 0.0 if self.requests.paused or self.shadow else self.pacer.observer_hold(start, time.monotonic(),
                                                                           self.observer_output_delay)
         if hold > 0.0:  # not for steps that ~/step asks for: they run as fast as they can
             time.sleep(hold)
@@ -490,7 +477,8 @@ class SimNode(Node):
     def _publish_state(self) -> None:
         """/clock, then /joint_states if due: the time and what a controller closes its loop on."""
         ns, step, state = self.clock.stamp_ns, self.clock.steps, self.sim.state
-        self.clock_pub.publish(messages.clock(ns))
+        if self.clock_pub is not None:
+            self.clock_pub.publish(messages.clock(ns))
         if self.viewer is not None:
             self.viewer.stepped(self.last_stats)
         joint_state = self.outputs.joint_state(step, state)
@@ -505,7 +493,10 @@ class SimNode(Node):
 
     def _publish_ft(self, readings) -> None:
         """The F/T topics due at this step (``readings``: one per sensor)."""
-        self._publish_wrenches(self.outputs.ft_wrenches(self.clock.steps, readings))
+        wrenches = self.outputs.ft_wrenches(self.clock.steps, readings)
+        self._publish_wrenches(wrenches)
+        if self.shadow is not None:
+            self.shadow.stepped(wrenches)
 
     def _publish_observer_outputs(self, *, contact_wrenches: bool = True) -> None:
         """What only observers read, due at this step: contact wrenches (none before a step), markers, /tf."""
@@ -529,7 +520,7 @@ class SimNode(Node):
         summary = self.pacer.summary()
         running = not self.requests.paused
         target, achieved = summary["target_real_time_factor"], summary["achieved_real_time_factor"]
-        slow = running and target > 0 and 0 < achieved < 0.9 * target
+        slow = running and target > 0 and 0 < achieved < 0.9 * target and self.shadow is None
         values = dict(summary, sim_time_s=self.sim.state.time, paused=self.requests.paused,
                       lockstep=self.lockstep.enabled, lockstep_held_in_a_row=self.lockstep.held,
                       lockstep_held_total=self.lockstep.held_total, commands_accepted=self.commands_accepted,
@@ -537,7 +528,7 @@ class SimNode(Node):
         if self.last_stats is not None:
             values.update(iterations=self.last_stats.iterations, residual=self.last_stats.residual,
                           contacts=self.last_stats.contact_count)
-        message = ("paused" if not running else
+        message = ("paused" if not running else "shadow: paced by the measurement" if self.shadow else
                    f"real-time factor {achieved:.3f} of {target:g}" + (" (slower than the target)" if slow else ""))
         capped, self.capped_since_report = self.capped_since_report, 0
         if capped:
@@ -546,23 +537,9 @@ class SimNode(Node):
         level = "ERROR" if self.failure else "WARN" if slow or self.lockstep.held > 0 or capped else "OK"
         if self.failure:
             message = f"{self.failure}; paused until ~/reset"
+        more = [self.shadow.diagnostics()] if self.shadow is not None else []
         self.diagnostics_pub.publish(messages.diagnostics(f"{NODE_NAME}: stepping", level, message, values,
-                                                          self.clock.stamp_ns))
-
-
-class _RecordedPublisher:
-    """A publisher that also writes each message it publishes to the node's ``record_bag``."""
-
-    def __init__(self, publisher, node: SimNode):
-        self._publisher, self._node = publisher, node
-        self._topic = publisher.topic_name
-
-    def publish(self, msg) -> None:
-        self._publisher.publish(msg)
-        self._node.record(self._topic, msg)
-
-    def __getattr__(self, name):
-        return getattr(self._publisher, name)
+                                                          self.clock.stamp_ns, more))
 
 
 def spin_until_shutdown(node: SimNode, executor) -> None:

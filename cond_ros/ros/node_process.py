@@ -22,6 +22,14 @@ SECURITY_HINT = ("; ROS_SECURITY_ENABLE is true, and the Fast DDS of the PyPI wh
                  "SROS2 needs a ROS 2 distribution's build (README, \"Who may command the sim\")")
 
 
+def _rcl_reason(exc: Exception) -> str:
+    """rcl's message without its source locations: ``Couldn't parse parameter override rule: '-p x:=[' ...``."""
+    text = str(exc).splitlines()[0]
+    text = text.removeprefix("failed to initialize rcl: ")
+    return text.split(", at /")[0] + (" (quote a value that holds {, }, [, ], : or ',' as YAML: "
+                                      "-p \"name:=['a=~/b/{c}']\")" if "parameter override" in text else "")
+
+
 def run_node(make_node, name: str, args=None, spin=None) -> int:
     """Init rclpy, build a node (a ConfigError is printed and gives exit code 2), spin it on a
     SingleThreadedExecutor (``spin(node, executor)``, else ``executor.spin()``) until shutdown, destroy it.
@@ -35,7 +43,12 @@ def run_node(make_node, name: str, args=None, spin=None) -> int:
         print(f"{name}: removed {len(stale)} Fast DDS shared-memory files that killed processes left in /dev/shm",
               file=sys.stderr)
     try:
-        with rclpy.init(args=args):
+        context = rclpy.init(args=args)
+    except RCLError as exc:  # a --ros-args rule rcl cannot parse: a parameter's YAML value, a remapping
+        print(f"{name}: the command line's ROS arguments: {_rcl_reason(exc)}", file=sys.stderr)
+        return 2
+    try:
+        with context:
             try:
                 node = make_node()
             except ConfigError as exc:

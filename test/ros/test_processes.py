@@ -15,6 +15,12 @@ from ros_harness import NodeProcess, Observer, ros_session, start_sim  # noqa: E
     (dict(real_time_factor="fast", solver="pgs2"), ["real_time_factor: expected a finite float", "solver"]),
     (dict(command_joints="[elbow, wrist]"), ["command_joints", "unknown joint 'elbow'"]),
     (dict(record_bag="/proc/bag"), ["record_bag: the directory /proc is not writable"]),  # a traceback before
+    (dict(mode="shadow", lockstep=True), ["lockstep: a shadow follows the measured joint states"]),
+    (dict(mode="shadow", shadow_ft_topics="[/cond_sim/ft/wrist_ft]"),
+     ["shadow_ft_topics: /cond_sim/ft/wrist_ft is a topic this node publishes", "__node:=shadow"]),
+    # YAML reads {sensor} as a mapping: rcl cannot parse the rule (a traceback from rclpy.init before)
+    (dict(ft_outputs="[franka_fr3_base=~/ft/{sensor}]"),
+     ["Couldn't parse parameter override rule: '-p ft_outputs:=[franka_fr3_base=~/ft/{sensor}]'", "quote a value"]),
 ])
 def test_bad_parameters_stop_the_node(tmp_path, parameters, problems):
     """A bad parameter exits with code 2 and a message naming every problem, before any topic exists."""
