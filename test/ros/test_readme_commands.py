@@ -70,6 +70,11 @@ RULES = [
     Rule(r"cond-ros fit slide_mu05 --bag robot_bag --real-topic /cond_sim/ft/wrist_ft --params mu --out fit_report",
          "run"),
     Rule(r"cond-ros run slide_mu05 --overlay fit_report/fitted\.yaml", "run"),
+    Rule(r"cond-ros replay robot_bag --scene slide_mu05 --overlay fit_report/fitted\.yaml --out fitted_bag", "run"),
+    Rule(r"cond-ros compare robot_bag fitted_bag --real-topic /cond_sim/ft/wrist_ft --out fitted_report", "run"),
+    # the shadow demo: the shadow node alone (it waits for joint states), then the player (faster, unheard)
+    Rule(r"cond-ros record panda_cable_small --duration 20 --out cable_bag", "run"),
+    Rule(r"cond-ros play cable_bag --topics /joint_states /cond_sim/ft/wrist_ft", "run", extra="--rate 5", ros=True),
     Rule(r"cond-ros sweep panda_cable_small --param youngs_modulus=4e6:5e6 .* --out trials", "run",
          extra="--samples 2 --duration 0.5"),
     Rule(r"cond-ros play robot_bag .* --loop", "run", for_s=5.0, ros=True),
