@@ -37,6 +37,7 @@ MAX_SAMPLES = 200_000  # per DOF (200 s at 1 kHz): what a sim far behind, or pau
 LATENCY_WINDOW = 200  # samples over which the stream's latency is the smallest (arrival - stamp)
 PERIOD_WINDOW = 50  # sample intervals whose median is the stream's period
 MAX_PENDING = 100_000  # real F/T samples waiting for the sim to reach their stamp
+MAX_PREDICTIONS = 100_000  # predictions kept for real samples still to come (a silent real topic keeps none)
 LATE_PERIODS = 1.5  # the newest sample is late when the next is this many periods overdue
 _EPS = 1e-9  # [s] stamps within this are one
 
@@ -152,7 +153,7 @@ class MeasuredJointStates:
         dofs = self.dofs
         q, qd = np.empty(len(dofs)), np.empty(len(dofs))
         for j, dof in enumerate(dofs):
-            rows = np.array(self.samples[dof])
+            rows = np.array(_up_to(self.samples[dof], t))
             times, positions, velocities = rows[:, 0], rows[:, 1], rows[:, 2]
             if t > times[-1] and len(times) > 1:
                 q_end, qd_end = positions[-1], velocities[-1]
@@ -170,6 +171,17 @@ class MeasuredJointStates:
                 window.popleft()
 
 
+def _up_to(window, t: float) -> list:
+    """The samples of ``window`` up to the first after ``t``: all that interpolating at ``t`` (or differencing
+    forward from it) needs, however many a sim behind its stream has buffered after it."""
+    rows = []
+    for row in window:
+        rows.append(row)
+        if row[0] > t:
+            break
+    return rows
+
+
 class FTResidual:
     """One real F/T topic against the prediction of one sensor output: real minus predicted at each real
     sample's stamp, and the running sums of its squares."""
@@ -183,7 +195,7 @@ class FTResidual:
 
     def clear(self) -> None:
         """Forget the predictions, the waiting samples and the RMSE (a new stream)."""
-        self._predicted: collections.deque = collections.deque()  # (t, values, frame_id)
+        self._predicted: collections.deque = collections.deque(maxlen=MAX_PREDICTIONS)  # (t, values, frame_id)
         self._pending: collections.deque = collections.deque()  # (t, stamp_ns, values, frame_id)
         self.squares, self.count, self.unmatched = np.zeros(6), 0, 0
 

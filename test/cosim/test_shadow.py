@@ -184,3 +184,19 @@ def test_the_shadow_of_a_recorded_run_is_its_replay_bit_for_bit(node, tmp_path):
         assert np.allclose(residual, real[stamp] - expected[stamp // 10_000_000 - 1], atol=1e-12)
     rmse = mode.residuals[0].rmse
     assert np.all(rmse[:3] < 0.05) and np.all(rmse[3:] < 0.002)
+
+
+def test_a_sim_far_behind_its_stream_interpolates_from_a_few_samples():
+    """A sim 10 s behind a 1 kHz stream has 10 000 samples buffered per joint: each step reads only the ones up
+    to the first after its time, and gets what the whole buffer gives (positions without velocities: the
+    velocity is the forward difference, also at a sample's own time)."""
+    import collections
+    from cond_ros.cosim import sample_motion
+    from cond_ros.cosim.shadow import _up_to
+    window = collections.deque((0.001 * k, math.sin(0.001 * k), math.nan) for k in range(10_000))
+    full = np.array(window)
+    for t in (0.0, 0.0005, 0.001, 0.0123, 0.5, 9.999, 10.5):
+        rows = _up_to(window, t)
+        assert len(rows) <= int(t / 0.001) + 2
+        part = np.array(rows)
+        assert sample_motion(*part.T, t) == sample_motion(*full.T, t)
