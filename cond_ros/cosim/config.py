@@ -202,7 +202,9 @@ def check_parameter(name: str, value) -> str | None:
         return f"record_storage: expected one of {', '.join(RECORD_STORAGES)}, got {value!r}"
     if name == "interface" and value not in JOINT_INTERFACES:
         return f"interface: expected one of {', '.join(JOINT_INTERFACES)}, got {value!r}"
-    if name in ("joint_states_topic", "joint_commands_topic") and value:
+    if name == "shadow_joint_states_topic" and not value:
+        return f"{name}: must name the measured joint states' topic"
+    if name in ("joint_states_topic", "joint_commands_topic", "shadow_joint_states_topic") and value:
         return topic_problem(name, value) or (f"{name}: {{sensor}} is for ft_outputs only" if "{" in value else None)
     if name == "ft_outputs":
         outputs = []
@@ -216,12 +218,10 @@ def check_parameter(name: str, value) -> str | None:
             return f"ft_outputs: two outputs on one topic: {list(value)}"
     if name == "mode" and value not in MODES:
         return f"mode: expected one of {', '.join(MODES)}, got {value!r}"
-    if name == "shadow_joint_states_topic":
-        return topic_problem(name, value) or (f"{name}: {{sensor}} is for ft_outputs only" if "{" in value else None)
     if name == "shadow_ft_topics":
         for entry in value:
             topic = entry.rpartition("=")[2].strip()
-            if problem := topic_problem(name, topic):
+            if problem := topic_problem(name, topic) or ("{" in topic and f"{name}: {{sensor}} is for ft_outputs only"):
                 return problem
         if len({entry.rpartition("=")[2].strip() for entry in value}) != len(value):
             return f"shadow_ft_topics: a topic repeats: {list(value)}"

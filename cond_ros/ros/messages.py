@@ -29,17 +29,6 @@ def time_s(stamp) -> float:
     return stamp.sec + stamp.nanosec * 1e-9
 
 
-def stamp_ns(stamp) -> int:
-    """A builtin_interfaces/Time in nanoseconds."""
-    return int(stamp.sec) * NS_PER_S + int(stamp.nanosec)
-
-
-def wrench_values(msg) -> list:
-    """(fx, fy, fz, tx, ty, tz) of a WrenchStamped."""
-    force, torque = msg.wrench.force, msg.wrench.torque
-    return [force.x, force.y, force.z, torque.x, torque.y, torque.z]
-
-
 def clock(ns: int) -> Clock:
     return Clock(clock=to_time(ns))
 

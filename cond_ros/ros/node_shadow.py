@@ -8,6 +8,7 @@ from geometry_msgs.msg import WrenchStamped
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
+from ..bags import stamp_ns, wrench_values  # attribute access only: rclpy's messages as rosbags' ones
 from ..cosim import CommandError, ConfigError, ShadowMode, restart_scene
 from . import messages
 
@@ -52,7 +53,7 @@ class ShadowLink:
         node._callbacks += 1
         topic = node.config.shadow_joint_states_topic
         try:
-            event = self.mode.add_joint_state(messages.stamp_ns(msg.header.stamp), time.monotonic(), list(msg.name),
+            event = self.mode.add_joint_state(stamp_ns(msg.header.stamp), time.monotonic(), list(msg.name),
                                               list(msg.position), list(msg.velocity))
         except CommandError as exc:
             node.warn(topic, f"{topic}: measured joint state rejected: {exc}")
@@ -68,7 +69,7 @@ class ShadowLink:
         node = self.node
         node._callbacks += 1
         try:
-            self.mode.add_real_ft(index, messages.stamp_ns(msg.header.stamp), messages.wrench_values(msg),
+            self.mode.add_real_ft(index, stamp_ns(msg.header.stamp), wrench_values(msg),
                                   msg.header.frame_id)
         except CommandError as exc:
             topic = self.mode.residuals[index].real_topic
@@ -102,9 +103,8 @@ class ShadowLink:
 
     def stepped(self, wrenches) -> None:
         """After a step: keep its F/T outputs (WrenchOutput) and publish the residuals now due."""
-        for residual, stamp_ns, values, frame_id in self.mode.stepped(self.node.clock.steps, wrenches):
-            self.residual_pubs[self.mode.residuals.index(residual)].publish(messages.wrench(values, frame_id,
-                                                                                            stamp_ns))
+        for residual, stamp, values, frame_id in self.mode.stepped(self.node.clock.steps, wrenches):
+            self.residual_pubs[self.mode.residuals.index(residual)].publish(messages.wrench(values, frame_id, stamp))
 
     def reset(self) -> None:
         """~/reset: wait for the next joint state and start over there."""

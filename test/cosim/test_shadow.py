@@ -139,6 +139,12 @@ def test_shadow_topics_and_parameters_are_checked(node):
         validate_config(dict(mode="shadwo", shadow_ft_topics=["/bad topic"], shadow_joint_states_topic="/a//b"))
     for name in ("mode", "shadow_ft_topics", "shadow_joint_states_topic"):
         assert problems[name] in str(err.value)
+    with pytest.raises(ConfigError) as err:
+        validate_config(dict(shadow_joint_states_topic="", shadow_ft_topics=["/a/{sensor}", "b=/c", "d=/c"]))
+    assert "shadow_joint_states_topic: must name" in str(err.value)
+    assert "shadow_ft_topics: {sensor} is for ft_outputs only" in str(err.value)
+    with pytest.raises(ConfigError, match="a topic repeats"):
+        validate_config(dict(shadow_ft_topics=["b=/c", "d=/c"]))
     assert validate_config(dict(mode="shadow")).joint_states_topic == "~/joint_states"  # not the robot's topic
     assert validate_config(dict(mode="shadow", joint_states_topic="/sim_js")).joint_states_topic == "/sim_js"
 

@@ -1,0 +1,188 @@
+"""Shadow mode live (issue 33): a recorded run, played at its real pace, drives a shadow node. How close is the
+predicted F/T to the recording, and how far behind the measurement does the prediction come?
+
+    python benchmarks/shadow_live.py [--scene panda_cable] [--duration 20] [--rate 1.0]
+
+Records DURATION s of the scene's scripted motion (``cond-ros record``: the F/T with the scene's noise, and its
+noise-free ground truth), starts ``cond_sim`` in shadow mode under the name ``shadow`` (noise-free) and plays the
+bag's /joint_states and F/T with ``cond-ros play``, each in its own process group, on this machine's cores.
+The latency of a prediction is the wall time from the arrival of the joint state with stamp s to the arrival of
+the predicted F/T with stamp s, both heard by this process. Writes ``results/shadow_live_<scene>.json`` and
+``results/shadow_live_<scene>.png`` (the recording against the prediction, the residual, the latency).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS = os.path.join(HERE, "results")
+FT_TOPIC = "/cond_sim/ft/wrist_ft"
+NS = 1_000_000_000
+
+
+def _start(command, log_path):
+    return subprocess.Popen(command, stdout=open(log_path, "w"), stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _stop(process, grace=10.0):
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGINT)
+        try:
+            process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            pass
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait()
+
+
+def _bag_series(bag, topic) -> dict:
+    from cond_ros.bags import BagReader, stamp_ns, wrench_values
+    with BagReader(bag) as reader:
+        return {stamp_ns(m.header.stamp): np.array(wrench_values(m)) for _, _, m in reader.messages([topic])}
+
+
+def _values(msg) -> np.ndarray:
+    w = msg.wrench
+    return np.array([w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z])
+
+
+def _stamp(msg) -> int:
+    return msg.header.stamp.sec * NS + msg.header.stamp.nanosec
+
+
+def listen(duration_s: float, player, shadow):
+    """(predicted {stamp: (arrival, values)}, joint states {stamp: arrival}, residual {stamp: values}, the last
+    shadow diagnostics) heard while the player runs, and 2 s after."""
+    import rclpy
+    from diagnostic_msgs.msg import DiagnosticArray
+    from geometry_msgs.msg import WrenchStamped
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from sensor_msgs.msg import JointState
+    rclpy.init()
+    node = rclpy.create_node("shadow_benchmark")
+    predicted, joint_states, residual, status = {}, {}, {}, {}
+    best_effort = QoSProfile(depth=1000, reliability=ReliabilityPolicy.BEST_EFFORT)
+    node.create_subscription(WrenchStamped, "/shadow/ft/wrist_ft",
+                             lambda m: predicted.setdefault(_stamp(m), (time.monotonic(), _values(m))), best_effort)
+    node.create_subscription(JointState, "/joint_states",
+                             lambda m: joint_states.setdefault(_stamp(m), time.monotonic()), best_effort)
+    node.create_subscription(WrenchStamped, "/shadow/ft/wrist_ft/residual",
+                             lambda m: residual.setdefault(_stamp(m), _values(m)), best_effort)
+
+    def diagnostics(msg):
+        for s in msg.status:
+            if s.name == "shadow: shadow":
+                status.update({v.key: v.value for v in s.values}, level=ord(s.level), message=s.message)
+    node.create_subscription(DiagnosticArray, "/diagnostics", diagnostics, 10)
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    deadline = time.monotonic() + duration_s + 120.0
+    while player.poll() is None and time.monotonic() < deadline:
+        if shadow.poll() is not None:
+            raise SystemExit(f"the shadow node exited with {shadow.returncode}")
+        executor.spin_once(timeout_sec=0.05)
+    end = time.monotonic() + 2.0
+    while time.monotonic() < end:
+        executor.spin_once(timeout_sec=0.05)
+    node.destroy_node()
+    rclpy.shutdown()
+    return predicted, joint_states, residual, status
+
+
+def plot(path, scene, real, truth, predicted, residual, latency):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    stamps = sorted(set(predicted) & set(truth))
+    t = np.array(stamps) / NS
+    fig, axes = plt.subplots(3, 1, figsize=(10, 8), sharex=True)
+    for axis, color in zip(range(3), ("C0", "C1", "C2")):
+        name = "xyz"[axis]
+        axes[0].plot(t, [real[s][axis] for s in stamps], color="0.7", lw=0.6)
+        axes[0].plot(t, [predicted[s][1][axis] for s in stamps], color=color, lw=1.2, label=f"f{name} predicted")
+        res = sorted(residual)
+        axes[1].plot(np.array(res) / NS, [residual[s][axis] for s in res], color=color, lw=0.8, label=f"f{name}")
+    axes[0].set_ylabel("force [N]")
+    axes[0].set_title(f"{scene}: a played recording (grey: its noisy F/T) shadowed live")
+    axes[0].legend(loc="upper left", fontsize=8, ncol=3)
+    axes[1].set_ylabel("residual [N]\n(real - predicted)")
+    axes[1].legend(loc="upper left", fontsize=8, ncol=3)
+    lat = sorted(latency)
+    axes[2].plot(np.array(lat) / NS, [latency[s] * 1e3 for s in lat], lw=0.6, color="k")
+    axes[2].set_ylabel("joint state to\nprediction [ms]")
+    axes[2].set_xlabel("time [s] (the recording's stamps)")
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scene", default="panda_cable")
+    parser.add_argument("--duration", type=float, default=20.0, help="simulated seconds recorded and played")
+    parser.add_argument("--rate", type=float, default=1.0, help="playback speed (1: the recording's pace)")
+    args = parser.parse_args()
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    os.environ.setdefault("ROS_DOMAIN_ID", str(90 + os.getpid() % 10))
+    work = tempfile.mkdtemp(prefix="shadow_live.")
+    bag = os.path.join(work, "robot")
+    subprocess.run(["cond-ros", "record", args.scene, "--out", bag, "--duration", str(args.duration), "--quiet"],
+                   check=True)
+    real, truth = _bag_series(bag, FT_TOPIC), _bag_series(bag, FT_TOPIC + "/ground_truth")
+    shadow = _start([sys.executable, "-m", "cond_ros.ros.node", "--ros-args", "-r", "__node:=shadow", "-p",
+                     "mode:=shadow", "-p", f"scene:={args.scene}", "-p", "sensor_noise:=false", "-p",
+                     f"shadow_ft_topics:=[{FT_TOPIC}]", "-p", "marker_rate:=-1.0"], os.path.join(work, "shadow.log"))
+    player = None
+    try:
+        deadline = time.monotonic() + 300.0
+        while "shadow of the measured joint states" not in open(os.path.join(work, "shadow.log")).read():
+            if shadow.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(open(os.path.join(work, "shadow.log")).read())
+            time.sleep(0.2)
+        player = _start(["cond-ros", "play", bag, "--topics", "/joint_states", FT_TOPIC, "--rate", str(args.rate),
+                         "--wait-for-subscribers", "30", "--delay", "1.0"], os.path.join(work, "play.log"))
+        predicted, joint_states, residual, status = listen(args.duration / args.rate, player, shadow)
+    finally:
+        if player is not None:
+            _stop(player)
+        _stop(shadow)
+    stamps = sorted(set(predicted) & set(truth))
+    error = np.array([predicted[s][1] - truth[s] for s in stamps])
+    latency = {s: predicted[s][0] - joint_states[s] for s in predicted if s in joint_states}
+    lat = np.array(list(latency.values()))
+    out = dict(scene=args.scene, duration_s=args.duration, rate=args.rate, machine_cores=os.cpu_count(),
+               steps_predicted=len(predicted), steps_recorded=len(truth),
+               predicted_minus_recorded_rms={a: float(np.sqrt(np.mean(error[:, i] ** 2)))
+                                             for i, a in enumerate(("fx", "fy", "fz", "tx", "ty", "tz"))},
+               residual_rmse={a: float(status.get(f"wrist_ft_rmse_{a}", "nan"))
+                              for a in ("fx", "fy", "fz", "tx", "ty", "tz")},
+               residual_samples=int(status.get("wrist_ft_residual_samples", 0)),
+               steps_extrapolated=int(status.get("steps_extrapolated", 0)),
+               latency_ms=dict(median=float(np.median(lat) * 1e3), p99=float(np.percentile(lat, 99) * 1e3),
+                               max=float(lat.max() * 1e3)) if len(lat) else None,
+               last_status=status.get("message"))
+    os.makedirs(RESULTS, exist_ok=True)
+    name = f"shadow_live_{args.scene}"
+    with open(os.path.join(RESULTS, f"{name}.json"), "w") as fh:
+        json.dump(out, fh, indent=2)
+    plot(os.path.join(RESULTS, f"{name}.png"), args.scene, real, truth, predicted, residual, latency)
+    print(json.dumps(out, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
