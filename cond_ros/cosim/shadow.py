@@ -74,7 +74,6 @@ class MeasuredJointStates:
         self.names, self.limits = names, limits
         self.unknown: set = set()
         self.received = self.out_of_order = self.rejected = self.restarts = 0
-        self.last_problem = ""
         self.clear()
 
     def clear(self) -> None:
@@ -96,14 +95,6 @@ class MeasuredJointStates:
             raise CommandError("a position or velocity is not finite")
         if stamp_ns < 0 or (stamp_ns == 0 and self.anchor_ns is not None):
             raise CommandError(f"the header stamp is {stamp_ns} ns: the shadow needs the time of each measurement")
-        event = "sample"
-        if self.anchor_ns is not None and self._last_stamp is not None and stamp_ns <= self._last_stamp:
-            if (self._last_stamp - stamp_ns) / NS_PER_S < RESTART_BACKSTEP_S:
-                self.out_of_order += 1
-                return "dropped"
-            self.clear()
-            self.restarts += 1
-            event = "restart"
         per_dof = []
         for i, name in enumerate(names):
             try:
@@ -116,10 +107,25 @@ class MeasuredJointStates:
         if not per_dof:
             raise CommandError(f"names no joint of the scene ({', '.join(names) or 'no names'}; the scene has "
                                f"{', '.join(self.names.dof_names)})")
+        event = "sample"
+        if self.anchor_ns is not None and stamp_ns <= self._last_stamp:
+            if (self._last_stamp - stamp_ns) / NS_PER_S < RESTART_BACKSTEP_S:
+                self.out_of_order += 1
+                return "dropped"
+            self.clear()
+            self.restarts += 1
+            event = "restart"
         if self.anchor_ns is None:
             self.anchor_ns = stamp_ns
             event = "anchor" if event == "sample" else event
-        else:
+        else:  # the joints the shadow follows are the first message's: a step's targets keep their shape
+            followed = [row for row in per_dof if row[0] in self.samples]
+            if not followed:
+                raise CommandError("names none of the joints of the stream's first message ("
+                                   + ", ".join(self.names.dof_names[d] for d in self.samples) + ")")
+            self.unknown.update(f"{self.names.dof_names[d]} (not in the first message)"
+                                for d, _, _ in per_dof if d not in self.samples)
+            per_dof = followed
             self._intervals.append((stamp_ns - self._last_stamp) / NS_PER_S)
         self._last_stamp = stamp_ns
         t = (stamp_ns - self.anchor_ns) / NS_PER_S

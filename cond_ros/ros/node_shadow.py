@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import traceback
 
 from geometry_msgs.msg import WrenchStamped
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -88,7 +89,14 @@ class ShadowLink:
             self.waiting_since = self.waiting_since if self.waiting_since is not None else now
             return decision.wait
         self.waiting_since = None
-        node.commands.apply(mode.targets(step, node.commands.position, decision.extrapolated))
+        try:
+            targets = mode.targets(step, node.commands.position, decision.extrapolated)
+        except Exception as exc:  # noqa: BLE001 (a bug of ours on some measurement: pause and say so, never die)
+            node.get_logger().error(f"{type(exc).__name__} following the measurement:\n{traceback.format_exc()}")
+            node.requests.paused = True
+            node.failure = f"following the measured joint states failed at step {step}: {exc}"
+            return idle
+        node.commands.apply(targets)
         node._step(False)
         return 0.0
 

@@ -93,6 +93,13 @@ def test_a_stamp_far_back_starts_over_and_a_small_step_back_is_dropped(node):
         with pytest.raises(CommandError, match=reason):
             mode.add_joint_state(stamp, 0.0, *(message or arm_state(names, 0.0)))
     assert mode.measured.rejected == len(bad)
+    # the joints followed are the first message's: one more later is noted, not followed (the targets keep their
+    # shape), and a message with none of them is rejected
+    assert mode.add_joint_state(4 * NS, 0.0, names[:8], [0.0] * 8, []) == "sample"
+    assert list(mode.measured.dofs) == list(range(7)) and "panda_finger_joint1 (not in the first message)" in \
+        mode.status(0.0, 0, None)[2]["unknown_joints"]
+    with pytest.raises(CommandError, match="names none of the joints of the stream's first message"):
+        mode.add_joint_state(5 * NS, 0.0, names[7:8], [0.0], [])
     with pytest.raises(CommandError, match="not finite"):
         mode.add_real_ft(0, 3 * NS, [0, 0, math.inf, 0, 0, 0], "")
 
