@@ -104,8 +104,7 @@ class ShadowLink:
         """The sim back to the scene's initial state with the robot where it was measured, at the anchor's time."""
         node = self.node
         robot_q, robot_qd = self.mode.start_state()
-        restart_scene(node.scene, node.commands, robot_q, robot_qd)
-        node.failure = None
+        restart_scene(node.scene, node.commands, robot_q, robot_qd)  # a failure stays reported until ~/reset
         node.clock.reset()
         node.clock.base_ns = self.mode.measured.anchor_ns
 
