@@ -251,7 +251,9 @@ class ShadowMode:
 
     def __init__(self, scene, names: JointNameMap, limits: JointLimits, outputs, entries, max_age: float):
         model = scene.simulator.model
-        self.dt, self.theta, self.max_age = scene.simulator.dt, model.integration_theta, max_age
+        # as the node's clock and replay: dt from its whole nanoseconds
+        self.dt = round(scene.simulator.dt * NS_PER_S) / NS_PER_S
+        self.theta, self.max_age = model.integration_theta, max_age
         self.model = model
         self.measured = MeasuredJointStates(names, limits)
         sensor_names = [sensor.spec.name for sensor in scene.sensors]
@@ -262,6 +264,7 @@ class ShadowMode:
             self.residuals.append(FTResidual(sensor, sensor_names[sensor], output, topic))
         self.extrapolated_steps = self.interpolated_steps = 0
         self.start_due = False  # an anchor arrived: the node resets the sim to it before the next step
+        self.waiting_since = None  # wall time since which the next step has waited for a measurement
         self._dynamics = None
 
     @property
@@ -304,6 +307,14 @@ class ShadowMode:
     def decide(self, now: float, step: int, idle: float) -> ShadowDecision:
         """Whether the step from step ``step`` (steps since the anchor) is due at wall time ``now`` (``idle``:
         the longest wait)."""
+        decision = self._decide(now, step, idle)
+        if decision.due:
+            self.waiting_since = None
+        elif self.waiting_since is None:
+            self.waiting_since = now
+        return decision
+
+    def _decide(self, now: float, step: int, idle: float) -> ShadowDecision:
         measured = self.measured
         if not self.anchored or self.start_due:
             return ShadowDecision(False, idle)
@@ -341,10 +352,11 @@ class ShadowMode:
         """Wait for the next joint state and start over there (the node's ~/reset)."""
         self.measured.clear()
         self.start_due = False
+        self.waiting_since = None
         for residual in self.residuals:
             residual.clear()
 
-    def status(self, now: float, step: int, waiting_since: float | None) -> tuple[str, str, dict]:
+    def status(self, now: float, step: int) -> tuple[str, str, dict]:
         """(level, message, values) of the shadow's diagnostics at wall time ``now``, at step ``step``."""
         measured, sim_time = self.measured, step * self.dt
         values = dict(joint_states_received=measured.received, joint_states_rejected=measured.rejected,
@@ -366,7 +378,8 @@ class ShadowMode:
         if age > self.max_age:
             return "WARN", (f"the measured joint states are stale: the newest is {age:.3f} s old (shadow_max_age "
                             f"{self.max_age:g} s); the sim waits at t = {sim_time:.6f} s"), values
-        late = waiting_since is not None and now - waiting_since > LATE_PERIODS * max(measured.period, self.dt)
+        waited = now - self.waiting_since if self.waiting_since is not None else 0.0
+        late = waited > LATE_PERIODS * max(measured.period, self.dt)
         if late:
             return "WARN", f"the measured joint states are late by {age:.3f} s", values
         problems = [r.frame_problem for r in self.residuals if r.frame_problem]

@@ -37,17 +37,16 @@ class ShadowLink:
                 raise ConfigError(f"{parameter}: {resolve(topic)} is a topic this node publishes "
                                   f"({published[resolve(topic)]}); run the shadow under another node name "
                                   f"(--ros-args -r __node:=shadow) or set {published[resolve(topic)]}")
-        self.waiting_since = None  # wall time since which the next step waits for a measurement
 
     def create_interfaces(self) -> None:
         node = self.node
         node.create_subscription(JointState, node.config.shadow_joint_states_topic, self._on_joint_state,
                                  MEASUREMENT_QOS)
-        self.residual_pubs = []
+        self.residual_pubs = {}  # FTResidual -> its publisher
         for index, residual in enumerate(self.mode.residuals):
             node.create_subscription(WrenchStamped, residual.real_topic,
                                      lambda msg, index=index: self._on_real_ft(index, msg), MEASUREMENT_QOS)
-            self.residual_pubs.append(node._publisher(WrenchStamped, residual.residual_topic, RESIDUAL_QOS))
+            self.residual_pubs[residual] = node._publisher(WrenchStamped, residual.residual_topic, RESIDUAL_QOS)
 
     def _on_joint_state(self, msg) -> None:
         node = self.node
@@ -86,9 +85,7 @@ class ShadowLink:
         step = node.clock.steps
         decision = mode.decide(now, step, idle)
         if not decision.due:
-            self.waiting_since = self.waiting_since if self.waiting_since is not None else now
             return decision.wait
-        self.waiting_since = None
         try:
             targets = mode.targets(step, node.commands.position, decision.extrapolated)
         except Exception as exc:  # noqa: BLE001 (a bug of ours on some measurement: pause and say so, never die)
@@ -111,16 +108,15 @@ class ShadowLink:
     def stepped(self, wrenches) -> None:
         """After a step: keep its F/T outputs (WrenchOutput) and publish the residuals now due."""
         for residual, stamp, values, frame_id in self.mode.stepped(self.node.clock.steps, wrenches):
-            self.residual_pubs[self.mode.residuals.index(residual)].publish(messages.wrench(values, frame_id, stamp))
+            self.residual_pubs[residual].publish(messages.wrench(values, frame_id, stamp))
 
     def reset(self) -> None:
         """~/reset: wait for the next joint state and start over there."""
         self.mode.restart()
-        self.waiting_since = None
 
     def diagnostics(self) -> tuple:
         """(name, level, message, values) of the shadow's status."""
-        level, message, values = self.mode.status(time.monotonic(), self.node.clock.steps, self.waiting_since)
+        level, message, values = self.mode.status(time.monotonic(), self.node.clock.steps)
         config = self.node.config
         values = dict(measured_topic=config.shadow_joint_states_topic,
                       real_ft_topics=", ".join(r.real_topic for r in self.mode.residuals) or "none", **values)

@@ -65,11 +65,11 @@ def test_steps_wait_for_the_measurement_then_extrapolate_one_step_when_it_is_lat
     late = mode.decide(100.038, 2, 0.1)
     assert late.due and late.extrapolated
     assert not mode.decide(100.5, 3, 0.1).due  # two steps past the newest: wait, however late
-    assert mode.status(100.5, 3, 100.038)[0] == "WARN" and "stale" in mode.status(100.5, 3, 100.038)[1]
+    assert mode.status(100.5, 3)[0] == "WARN" and "stale" in mode.status(100.5, 3)[1]
     mode.add_joint_state(t0 + 30_000_000, 100.6, *arm_state(names, 0.03))
     mode.add_joint_state(t0 + 40_000_000, 100.6, *arm_state(names, 0.04))
     assert mode.decide(100.6, 3, 0.1).due  # the stream is back: the sim catches up on what it missed
-    level, message, values = mode.status(100.6, 3, None)  # the newest sample came 0.56 s later than it would have
+    level, message, values = mode.status(100.6, 3)  # the newest sample came 0.56 s later than it would have
     assert level == "WARN" and values["measurement_age_s"] == pytest.approx(0.558, abs=1e-9)
     assert values["joint_states_received"] == 5 and values["steps_extrapolated"] == 0  # decide() alone counts none
 
@@ -97,7 +97,7 @@ def test_a_stamp_far_back_starts_over_and_a_small_step_back_is_dropped(node):
     # shape), and a message with none of them is rejected
     assert mode.add_joint_state(4 * NS, 0.0, names[:8], [0.0] * 8, []) == "sample"
     assert list(mode.measured.dofs) == list(range(7)) and "panda_finger_joint1 (not in the first message)" in \
-        mode.status(0.0, 0, None)[2]["unknown_joints"]
+        mode.status(0.0, 0)[2]["unknown_joints"]
     with pytest.raises(CommandError, match="names none of the joints of the stream's first message"):
         mode.add_joint_state(5 * NS, 0.0, names[7:8], [0.0], [])
     with pytest.raises(CommandError, match="not finite"):
