@@ -23,6 +23,8 @@ import time
 
 import numpy as np
 
+from cond_ros.bags import stamp_ns, wrench_values  # attribute access: rclpy's messages too
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
 FT_TOPIC = "/cond_sim/ft/wrist_ft"
@@ -48,18 +50,13 @@ def _stop(process, grace=10.0):
 
 
 def _bag_series(bag, topic) -> dict:
-    from cond_ros.bags import BagReader, stamp_ns, wrench_values
+    from cond_ros.bags import BagReader
     with BagReader(bag) as reader:
-        return {stamp_ns(m.header.stamp): np.array(wrench_values(m)) for _, _, m in reader.messages([topic])}
-
-
-def _values(msg) -> np.ndarray:
-    w = msg.wrench
-    return np.array([w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z])
+        return {_stamp(m): wrench_values(m) for _, _, m in reader.messages([topic])}
 
 
 def _stamp(msg) -> int:
-    return msg.header.stamp.sec * NS + msg.header.stamp.nanosec
+    return stamp_ns(msg.header.stamp)
 
 
 def listen(duration_s: float, player, shadow):
@@ -75,12 +72,12 @@ def listen(duration_s: float, player, shadow):
     node = rclpy.create_node("shadow_benchmark")
     predicted, joint_states, residual, status = {}, {}, {}, {}
     best_effort = QoSProfile(depth=1000, reliability=ReliabilityPolicy.BEST_EFFORT)
-    node.create_subscription(WrenchStamped, "/shadow/ft/wrist_ft",
-                             lambda m: predicted.setdefault(_stamp(m), (time.monotonic(), _values(m))), best_effort)
+    node.create_subscription(WrenchStamped, "/shadow/ft/wrist_ft", lambda m: predicted.setdefault(
+        _stamp(m), (time.monotonic(), wrench_values(m))), best_effort)
     node.create_subscription(JointState, "/joint_states",
                              lambda m: joint_states.setdefault(_stamp(m), time.monotonic()), best_effort)
     node.create_subscription(WrenchStamped, "/shadow/ft/wrist_ft/residual",
-                             lambda m: residual.setdefault(_stamp(m), _values(m)), best_effort)
+                             lambda m: residual.setdefault(_stamp(m), wrench_values(m)), best_effort)
 
     def diagnostics(msg):
         for s in msg.status:

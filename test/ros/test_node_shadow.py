@@ -36,9 +36,7 @@ def _wrench(msg) -> np.ndarray:
 
 def _bag_wrenches(bag, topic) -> dict:
     with BagReader(bag) as reader:
-        return {m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec: np.array(
-            [m.wrench.force.x, m.wrench.force.y, m.wrench.force.z, m.wrench.torque.x, m.wrench.torque.y,
-             m.wrench.torque.z]) for _, _, m in reader.messages([topic])}
+        return {stamp_ns(m): _wrench(m) for _, _, m in reader.messages([topic])}
 
 
 class ShadowListener:
