@@ -1,14 +1,15 @@
 """Shadow mode live (issue 33): a recorded run, played at its real pace, drives a shadow node. How close is the
 predicted F/T to the recording, and how far behind the measurement does the prediction come?
 
-    python benchmarks/shadow_live.py [--scene panda_cable] [--duration 20] [--rate 1.0]
+    python benchmarks/shadow_live.py [--scene panda_cable] [--duration 20] [--rate 1.0] [--repeats 3]
 
 Records DURATION s of the scene's scripted motion (``cond-ros record``: the F/T with the scene's noise, and its
 noise-free ground truth), starts ``cond_sim`` in shadow mode under the name ``shadow`` (noise-free) and plays the
 bag's /joint_states and F/T with ``cond-ros play``, each in its own process group, on this machine's cores.
 The latency of a prediction is the wall time from the arrival of the joint state with stamp s to the arrival of
 the predicted F/T with stamp s, both heard by this process. Writes ``results/shadow_live_<scene>.json`` and
-``results/shadow_live_<scene>.png`` (the recording against the prediction, the residual, the latency).
+``results/shadow_live_<scene>.png`` (the first run: the recording against the prediction, the residual, the
+latency). Each of ``--repeats`` playbacks has a new shadow node; the JSON holds each run and the medians.
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from cond_ros.bags import stamp_ns, wrench_values  # attribute access: rclpy's m
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
 FT_TOPIC = "/cond_sim/ft/wrist_ft"
+AXES = ("fx", "fy", "fz", "tx", "ty", "tz")
 NS = 1_000_000_000
 
 
@@ -127,31 +129,21 @@ def plot(path, scene, real, truth, predicted, residual, latency):
     fig.savefig(path, dpi=90)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scene", default="panda_cable")
-    parser.add_argument("--duration", type=float, default=20.0, help="simulated seconds recorded and played")
-    parser.add_argument("--rate", type=float, default=1.0, help="playback speed (1: the recording's pace)")
-    args = parser.parse_args()
-    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    os.environ.setdefault("ROS_DOMAIN_ID", str(90 + os.getpid() % 10))
-    work = tempfile.mkdtemp(prefix="shadow_live.")
-    bag = os.path.join(work, "robot")
-    subprocess.run(["cond-ros", "record", args.scene, "--out", bag, "--duration", str(args.duration), "--quiet"],
-                   check=True)
-    real, truth = _bag_series(bag, FT_TOPIC), _bag_series(bag, FT_TOPIC + "/ground_truth")
+def run_once(args, bag, truth, work: str, k: int):
+    """One shadow node following one playback: (its numbers, predicted, residual, latency per stamp)."""
+    log = os.path.join(work, f"shadow{k}.log")
     shadow = _start([sys.executable, "-m", "cond_ros.ros.node", "--ros-args", "-r", "__node:=shadow", "-p",
                      "mode:=shadow", "-p", f"scene:={args.scene}", "-p", "sensor_noise:=false", "-p",
-                     f"shadow_ft_topics:=[{FT_TOPIC}]", "-p", "marker_rate:=-1.0"], os.path.join(work, "shadow.log"))
+                     f"shadow_ft_topics:=[{FT_TOPIC}]", "-p", "marker_rate:=-1.0"], log)
     player = None
     try:
         deadline = time.monotonic() + 300.0
-        while "shadow of the measured joint states" not in open(os.path.join(work, "shadow.log")).read():
+        while "shadow of the measured joint states" not in open(log).read():
             if shadow.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(open(os.path.join(work, "shadow.log")).read())
+                raise SystemExit(open(log).read())
             time.sleep(0.2)
         player = _start(["cond-ros", "play", bag, "--topics", "/joint_states", FT_TOPIC, "--rate", str(args.rate),
-                         "--wait-for-subscribers", "30", "--delay", "1.0"], os.path.join(work, "play.log"))
+                         "--wait-for-subscribers", "30", "--delay", "1.0"], os.path.join(work, f"play{k}.log"))
         predicted, joint_states, residual, status = listen(args.duration / args.rate, player, shadow)
     finally:
         if player is not None:
@@ -161,23 +153,50 @@ def main() -> int:
     error = np.array([predicted[s][1] - truth[s] for s in stamps])
     latency = {s: predicted[s][0] - joint_states[s] for s in predicted if s in joint_states}
     lat = np.array(list(latency.values()))
-    out = dict(scene=args.scene, duration_s=args.duration, rate=args.rate, machine_cores=os.cpu_count(),
-               steps_predicted=len(predicted), steps_recorded=len(truth),
-               predicted_minus_recorded_rms={a: float(np.sqrt(np.mean(error[:, i] ** 2)))
-                                             for i, a in enumerate(("fx", "fy", "fz", "tx", "ty", "tz"))},
-               residual_rmse={a: float(status.get(f"wrist_ft_rmse_{a}", "nan"))
-                              for a in ("fx", "fy", "fz", "tx", "ty", "tz")},
+    out = dict(steps_predicted=len(predicted), steps_recorded=len(truth),
+               predicted_minus_recorded_rms={a: float(np.sqrt(np.mean(error[:, i] ** 2))) for i, a in enumerate(AXES)},
+               residual_rmse={a: float(status.get(f"wrist_ft_rmse_{a}", "nan")) for a in AXES},
                residual_samples=int(status.get("wrist_ft_residual_samples", 0)),
                steps_extrapolated=int(status.get("steps_extrapolated", 0)),
                latency_ms=dict(median=float(np.median(lat) * 1e3), p99=float(np.percentile(lat, 99) * 1e3),
-                               max=float(lat.max() * 1e3)) if len(lat) else None,
+                               max=float(lat.max() * 1e3)),
                last_status=status.get("message"))
+    return out, predicted, residual, latency
+
+
+def _medians(runs: list) -> dict:
+    """The median over the runs of each number (per axis where there are axes)."""
+    def median(get):
+        return float(np.median([get(r) for r in runs]))
+    return dict(predicted_minus_recorded_rms={a: median(lambda r: r["predicted_minus_recorded_rms"][a]) for a in AXES},
+                residual_rmse={a: median(lambda r: r["residual_rmse"][a]) for a in AXES},
+                steps_extrapolated=median(lambda r: r["steps_extrapolated"]),
+                latency_ms={q: median(lambda r: r["latency_ms"][q]) for q in ("median", "p99", "max")})
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scene", default="panda_cable")
+    parser.add_argument("--duration", type=float, default=20.0, help="simulated seconds recorded and played")
+    parser.add_argument("--rate", type=float, default=1.0, help="playback speed (1: the recording's pace)")
+    parser.add_argument("--repeats", type=int, default=3, help="playbacks, each with a new shadow node")
+    args = parser.parse_args()
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    os.environ.setdefault("ROS_DOMAIN_ID", str(90 + os.getpid() % 10))
+    work = tempfile.mkdtemp(prefix="shadow_live.")
+    bag = os.path.join(work, "robot")
+    subprocess.run(["cond-ros", "record", args.scene, "--out", bag, "--duration", str(args.duration), "--quiet"],
+                   check=True)
+    real, truth = _bag_series(bag, FT_TOPIC), _bag_series(bag, FT_TOPIC + "/ground_truth")
+    runs = [run_once(args, bag, truth, work, k) for k in range(args.repeats)]
+    out = dict(scene=args.scene, duration_s=args.duration, rate=args.rate, machine_cores=os.cpu_count(),
+               median=_medians([r[0] for r in runs]), runs=[r[0] for r in runs])
     os.makedirs(RESULTS, exist_ok=True)
     name = f"shadow_live_{args.scene}"
     with open(os.path.join(RESULTS, f"{name}.json"), "w") as fh:
         json.dump(out, fh, indent=2)
-    plot(os.path.join(RESULTS, f"{name}.png"), args.scene, real, truth, predicted, residual, latency)
-    print(json.dumps(out, indent=2))
+    plot(os.path.join(RESULTS, f"{name}.png"), args.scene, real, truth, *runs[0][1:])
+    print(json.dumps(out["median"], indent=2))
     return 0
 
 
