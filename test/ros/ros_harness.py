@@ -197,7 +197,9 @@ class Observer:
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
         self.messages = collections.defaultdict(list)
-        self.arrivals = collections.defaultdict(list)  # key -> monotonic time each message was taken
+        # key -> when the middleware received each message [s]: not when this executor got round to it, which a
+        # loaded machine can delay by tens of ms between two messages that arrived together
+        self.arrivals = collections.defaultdict(list)
         self.callbacks = []  # called with each /joint_states message (a test's controller)
         best_effort = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
         subscriptions = {"clock": (Clock, "/clock", best_effort), "joint_states": (JointState, "/joint_states", 100),
@@ -216,8 +218,8 @@ class Observer:
                                                                f"/forward_{mode}_controller/commands", 10)
 
     def _recorder(self, key):
-        def record(msg):
-            self.arrivals[key].append(time.monotonic())
+        def record(msg, info):  # two parameters: rclpy passes the MessageInfo
+            self.arrivals[key].append(info["received_timestamp"] * 1e-9)
             self.messages[key].append(msg)
             if key == "joint_states":
                 for callback in self.callbacks:
