@@ -27,7 +27,7 @@ def _cmd_fit(args) -> int:
     try:
         if problem := out_dir_problem(args.out):
             raise FitError(f"--out: {problem}")
-        check_search(len(names), budget=args.budget, seed=args.seed, popsize=args.popsize)
+        check_search(len(names), budget=args.budget, seed=args.seed, popsize=args.popsize, polish_share=args.polish)
         problem = prepare_fit(args.scene, args.bag, params=names, bounds=parse_bounds(args.bounds, names),
                               real_topic=args.real_topic, preset=args.preset, window=parse_window(args.window),
                               drive=args.drive, loss=Loss.parse(args.weights), lag=args.lag, max_lag_s=args.max_lag,
@@ -47,7 +47,8 @@ def _cmd_fit(args) -> int:
           f"{backend.workers} workers; loss of the scene as it is {first.loss:.6g}", flush=True)
     try:
         result = fit(problem.params, backend, budget=args.budget, seed=args.seed, first=first,
-                     popsize=args.popsize, progress=not args.quiet, sensitivity=not args.no_sensitivity)
+                     popsize=args.popsize, progress=not args.quiet, sensitivity=not args.no_sensitivity,
+                     polish_share=args.polish)
     except FitError as exc:
         print(f"cond-ros fit: {exc}", file=sys.stderr)
         return 2
@@ -98,6 +99,9 @@ def add_fit_parsers(sub) -> None:
     fit.add_argument("--budget", type=int, default=200, help="rollouts at most (default 200; the sensitivity adds 2 "
                                                              "per parameter)")
     fit.add_argument("--popsize", type=int, default=None, help="CMA-ES population (default 4 + 3 ln n)")
+    fit.add_argument("--polish", type=float, default=0.4, metavar="SHARE",
+                     help="the budget's share for the Levenberg-Marquardt polish of CMA-ES's best on the F/T "
+                          "residual (default 0.4; 0: CMA-ES alone)")
     fit.add_argument("--seed", type=int, default=0, help="seed of the search (default 0): same seed, same fit")
     fit.add_argument("--backend", choices=("local", "ray"), default="local",
                      help="local: this machine's cores (default); ray: Ray tasks (the ray extra)")

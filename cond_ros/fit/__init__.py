@@ -5,7 +5,8 @@
 - ``rollout``: one rollout scored against the real recording (``cond-ros compare``'s alignment); the loss.
 - ``problem``: the whole problem checked, and the first rollout run, before any worker starts.
 - ``backends``: where rollouts run: this process, this machine's cores, or Ray.
-- ``search``: CMA-ES over the unit box; the sensitivity at the fit.
+- ``search``: CMA-ES over the unit box, then the polish; the sensitivity and standard errors at the fit.
+- ``polish``: Levenberg-Marquardt on the rollouts' residual traces; least-squares standard errors.
 - ``report``: the fitted overlay, fit.json, report.md and plots.
 - ``sweep``: samples of parameter values and the benchmark's outputs per sample.
 

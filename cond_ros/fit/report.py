@@ -40,6 +40,10 @@ def _g(value, digits: int = 4) -> str:
     return "n/a" if value is None or (isinstance(value, float) and not math.isfinite(value)) else f"{value:.{digits}g}"
 
 
+def _percent(relative) -> str:
+    return "n/a" if relative is None else f"{100 * relative:.3g} %"
+
+
 def write_fit_report(problem: FitProblem, result: FitResult, out, *, command: str = "", plots: bool = True) -> dict:
     """Write the outputs (module docstring) to the directory ``out``; returns their paths."""
     spec = problem.spec
@@ -100,11 +104,14 @@ def markdown(problem: FitProblem, result: FitResult, pngs: list, command: str) -
     if result.sensitivity:
         lines += ["", "Sensitivity at the fit: the loss with one parameter moved down and up by a factor "
                       f"{result.sensitivity[0]['step']:g}, the others fitted; d loss / d ln(value) from the two. "
-                      f"A parameter whose change moves the loss by less than {WEAKLY_DETERMINED:g} x the most "
-                      "moving one's is not determined by the recording.",
-                  "", "| parameter | loss down | loss up | d loss / d ln(value) | determined |",
-                  "| --- | --- | --- | --- | --- |"]
+                      "The standard error is the least-squares one of the F/T traces of those rollouts: what the "
+                      "scatter of the residual at the fit leaves of each parameter (white noise assumed; a misfit "
+                      "correlated in time leaves more). A parameter whose standard error exceeds "
+                      f"{100 * WEAKLY_DETERMINED:g} % of its value is not determined by the recording.",
+                  "", "| parameter | loss down | loss up | d loss / d ln(value) | standard error | determined |",
+                  "| --- | --- | --- | --- | --- | --- |"]
         lines += [f"| `{r['name']}` | {_g(r['loss_down'])} | {_g(r['loss_up'])} | {_g(r['dloss_dlog'])} | "
+                  f"{_percent(r.get('relative_error'))} | "
                   f"{ {True: 'yes', False: '**weakly**', None: 'n/a'}[r['determined']]} |" for r in result.sensitivity]
         lines += [""] + [f"- {line}" for line in weakly_determined(result)]
     failed = result.failed

@@ -53,6 +53,11 @@ class Loss:
     def __call__(self, rmse: dict) -> float:
         return float(sum(w * rmse[axis] for w, axis in zip(self.weights, AXES)))
 
+    def residual(self, difference: np.ndarray) -> np.ndarray:
+        """sim - real on the aligned samples (n x 6), each axis x its weight / sqrt(n), flattened: its sum of
+        squares is sum_a w_a^2 MSE_a, the least-squares twin of this loss (both are 0 only at a perfect fit)."""
+        return (np.asarray(difference, dtype=float) * np.asarray(self.weights) / math.sqrt(len(difference))).ravel()
+
     def to_dict(self) -> dict:
         return dict(zip(AXES, self.weights))
 
@@ -86,8 +91,9 @@ class RolloutSpec:
 
 @dataclasses.dataclass
 class RolloutResult:
-    """A rollout's parameter values, loss, per-axis RMSE, error (None unless it failed), wall time [s], and the
-    simulated series when asked for."""
+    """A rollout's parameter values, loss, per-axis RMSE, error (None unless it failed), wall time [s], the
+    simulated series when asked for, and the weighted residual (what the least-squares polish of
+    :mod:`cond_ros.fit.polish` differentiates; the search drops it from all but its best rollout)."""
 
     settings: dict
     loss: float
@@ -95,6 +101,7 @@ class RolloutResult:
     error: str | None
     wall_s: float
     sim: WrenchSeries | None = None
+    residual: np.ndarray | None = None
 
     @property
     def failed(self) -> bool:
@@ -146,10 +153,12 @@ class Evaluator:
             rmse = {axis: float(m.rmse) for axis, m in comparison.overall.items()}
             loss = spec.loss(rmse)
             error = None if math.isfinite(loss) else f"non-finite loss {loss}"
+            residual = spec.loss.residual(comparison.sim_values - comparison.real_values)
         except Exception as exc:  # noqa: BLE001 (any failure of one parameter set is that rollout's result)
             sim, rmse, loss, error = None, {}, math.inf, f"{type(exc).__name__}: {exc}"
-        return RolloutResult(dict(settings), loss if error is None else math.inf, rmse, error,
-                             time.perf_counter() - start, sim if keep_series and error is None else None)
+        failed = error is not None
+        return RolloutResult(dict(settings), math.inf if failed else loss, rmse, error, time.perf_counter() - start,
+                             sim if keep_series and not failed else None, None if failed else residual)
 
 
 def window_series(real: WrenchSeries, window) -> WrenchSeries:

@@ -17,13 +17,15 @@ import numpy as np
 from tqdm import tqdm
 
 from .parameters import FitError, settings_at, start_coordinates
+from .polish import polish, standard_errors
 
 SIGMA0 = 0.25  # initial step in the unit box: a quarter of each parameter's range
 FAILED_PENALTY = 10.0  # a failed rollout scores as this many times the worst loss seen
 TOLX = 1e-6  # the search ends when its steps in the unit box are this small
-WEAKLY_DETERMINED = 0.05  # a parameter whose 5 % step moves the loss by less than this fraction of the most
-                          # moving one's is not determined by the recording: the fit's value for it means little
+WEAKLY_DETERMINED = 0.05  # a parameter whose standard error is more than this fraction of its value is not
+                          # determined by the recording: the fit's value for it means little
 SENSITIVITY_STEP = 1.05  # the sensitivity table moves each parameter by this factor up and down
+POLISH_SHARE = 0.4  # the budget's share kept back from CMA-ES for the Levenberg-Marquardt polish
 CMA_MISSING = "cond-ros fit needs cma, an optional extra: pip install 'cond_ros[fit]'"
 
 
@@ -97,13 +99,16 @@ def _optimizer(x0: np.ndarray, sigma0: float, seed: int, popsize: int | None):
     return cma.CMAEvolutionStrategy(list(x0), sigma0, options)
 
 
-def check_search(n_params: int, *, budget: int, seed: int, popsize: int | None) -> None:
+def check_search(n_params: int, *, budget: int, seed: int, popsize: int | None,
+                 polish_share: float = POLISH_SHARE) -> None:
     """FitError naming a search option that cannot work for ``n_params`` parameters; cheap (no rollout), so
     the command checks them before the first rollout runs."""
     if seed < 0:
         raise FitError(f"--seed: must be >= 0, got {seed}")
     if popsize is not None and popsize < 2:
         raise FitError(f"--popsize: must be >= 2, got {popsize}")
+    if not 0.0 <= polish_share < 1.0:  # NaN fails too
+        raise FitError(f"--polish: the budget's share for the polish, expected 0 <= SHARE < 1, got {polish_share:g}")
     if n_params < 1:
         return  # make_parameters names the missing parameters
     size = _optimizer(np.full(n_params, 0.5), SIGMA0, seed, popsize).popsize  # the optimizer's own default
@@ -121,13 +126,17 @@ def _scores(rollouts: list) -> list:
 
 
 def fit(params: list, backend, *, budget: int, seed: int = 0, first=None, sigma0: float = SIGMA0,
-        popsize: int | None = None, progress: bool = True, sensitivity: bool = True) -> FitResult:
+        popsize: int | None = None, progress: bool = True, sensitivity: bool = True,
+        polish_share: float = POLISH_SHARE) -> FitResult:
     """Minimize the rollout loss over ``params`` with at most ``budget`` rollouts (the sensitivity's 2 per
-    parameter come on top) on ``backend``; ``first``: the start's rollout if already run. Ctrl-C ends the
-    search after the running rollouts and keeps the best so far."""
-    check_search(len(params), budget=budget, seed=seed, popsize=popsize)
+    parameter come on top) on ``backend``: CMA-ES on all but ``polish_share`` of it (or until it converges),
+    then Levenberg-Marquardt (:mod:`cond_ros.fit.polish`) from its best on the rest (0: none); ``first``: the
+    start's rollout if already run. Ctrl-C ends the search after the running rollouts
+    and keeps the best so far."""
+    check_search(len(params), budget=budget, seed=seed, popsize=popsize, polish_share=polish_share)
     x0 = start_coordinates(params)
     es = _optimizer(x0, sigma0, seed, popsize)
+    reserve = min(int(polish_share * budget), budget - 1 - es.popsize)
     start = time.perf_counter()
     rollouts, coordinates, ended = [], [], "budget"
     bar = tqdm(total=budget, desc="fit", unit="rollout", disable=not progress)
@@ -135,7 +144,7 @@ def fit(params: list, backend, *, budget: int, seed: int = 0, first=None, sigma0
         rollouts += [first] if first is not None else backend.map([settings_at(params, x0)])
         coordinates.append(x0)
         bar.update(1)
-        while len(rollouts) + es.popsize <= budget:
+        while len(rollouts) + es.popsize <= budget - reserve:
             if es.stop():
                 ended = "converged"
                 break
@@ -144,8 +153,17 @@ def fit(params: list, backend, *, budget: int, seed: int = 0, first=None, sigma0
             rollouts += batch
             coordinates += xs
             scores = _scores(rollouts)
+            _keep_best_residual(rollouts, scores)
             es.tell(xs, scores[-len(batch):])
             bar.set_postfix(best=f"{min(scores):.4g}", failed=sum(r.failed for r in rollouts))
+        if polish_share > 0 and not all(r.failed for r in rollouts):
+            best = int(np.argmin(_scores(rollouts)))
+            bar.set_description("fit (polish)")
+            done = polish(params, backend, coordinates[best], rollouts[best], budget - len(rollouts),
+                          on_done=lambda: bar.update(1))
+            rollouts += done.rollouts
+            coordinates += done.coordinates
+            ended = "converged" if done.converged else ended
     except KeyboardInterrupt:
         ended = "interrupted"
     finally:
@@ -156,6 +174,7 @@ def fit(params: list, backend, *, budget: int, seed: int = 0, first=None, sigma0
         ended = "failed"
     scores = _scores(rollouts)
     best = int(np.argmin(scores))
+    _keep_best_residual(rollouts, scores)
     rows = []
     if sensitivity and ended not in ("interrupted", "failed"):
         try:
@@ -166,36 +185,54 @@ def fit(params: list, backend, *, budget: int, seed: int = 0, first=None, sigma0
                      time.perf_counter() - start)
 
 
+def _keep_best_residual(rollouts: list, scores: list) -> None:
+    """Drop every residual trace but the best rollout's (the polish starts there; the others only cost
+    memory: a 55 s trace is ~0.3 MB)."""
+    best = int(np.argmin(scores))
+    for i, r in enumerate(rollouts):
+        if i != best:
+            r.residual = None
+
+
 def _sensitivity(params, x_best, best, backend) -> list:
     """Per parameter: the loss at its best value / and x :data:`SENSITIVITY_STEP` (the others at their best),
-    and d loss / d ln(value) from the two."""
+    d loss / d ln(value) from the two, and the standard error of ln(value) (its relative error) from their
+    residual traces (:func:`~cond_ros.fit.polish.standard_errors`; None if a rollout failed)."""
     values = settings_at(params, x_best)
     batch = []
     for p in params:
         for factor in (1.0 / SENSITIVITY_STEP, SENSITIVITY_STEP):
             batch.append(dict(values, **{p.name: values[p.name] * factor}))
     results = backend.map(batch)
+    errors = _relative_errors(results, best)
     rows = []
     for i, p in enumerate(params):
         down, up = results[2 * i], results[2 * i + 1]
         slope = ((up.loss - down.loss) / (2.0 * math.log(SENSITIVITY_STEP))
                  if not (up.failed or down.failed) else None)
         changes = [abs(r.loss - best.loss) for r in (down, up) if not r.failed]
+        error = None if errors is None else float(errors[i])
         rows.append(dict(name=p.name, value=values[p.name], loss=best.loss,
                          loss_down=None if down.failed else down.loss, loss_up=None if up.failed else up.loss,
-                         dloss_dlog=slope, step=SENSITIVITY_STEP, loss_change=max(changes) if changes else None))
-    largest = max((r["loss_change"] for r in rows if r["loss_change"] is not None), default=0.0)
-    for r in rows:  # None: not known (its sensitivity rollouts failed, or no parameter moved the loss)
-        r["determined"] = (None if r["loss_change"] is None or largest == 0.0
-                           else r["loss_change"] >= WEAKLY_DETERMINED * largest)
+                         dloss_dlog=slope, step=SENSITIVITY_STEP, loss_change=max(changes) if changes else None,
+                         relative_error=error, determined=None if error is None else error <= WEAKLY_DETERMINED))
     return rows
+
+
+def _relative_errors(results: list, best):
+    """The standard errors of ln(value) of the parameters from the sensitivity's rollouts (down, up per
+    parameter, in order), by central differences; None if any residual is missing."""
+    traces = [r.residual for r in (*results, best)]
+    if any(t is None or len(t) != len(best.residual) for t in traces):
+        return None
+    jacobian = np.stack([(up - down) / (2.0 * math.log(SENSITIVITY_STEP))
+                         for down, up in zip(traces[0:-1:2], traces[1:-1:2])], axis=1)
+    return standard_errors(jacobian, best.residual)
 
 
 def weakly_determined(result: FitResult) -> list:
     """Lines naming the parameters the recording hardly determines (see :data:`WEAKLY_DETERMINED`)."""
-    rows = result.sensitivity
-    largest = max(rows, key=lambda r: r["loss_change"] or 0.0, default=None)
-    return [f"{r['name']} is weakly determined by this recording: a {100 * (r['step'] - 1):g} % change moves the "
-            f"loss by {r['loss_change'] or 0.0:.3g}, {largest['name']}'s by {largest['loss_change']:.3g}; its fitted "
-            "value means little (a longer window, or a topic where it shows, may tell it)"
-            for r in rows if r["determined"] is False]
+    return [f"{r['name']} is weakly determined by this recording: its standard error is "
+            f"{100 * r['relative_error']:.3g} % of its value (the residual's scatter through the F/T's sensitivity "
+            "to it); its fitted value means little (a longer window, or a topic where it shows, may tell it)"
+            for r in result.sensitivity if r["determined"] is False]

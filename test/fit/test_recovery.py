@@ -3,11 +3,12 @@ by ``cond-ros record`` with known parameters, then ``cond-ros fit`` from the sce
 process group, on this machine's cores and on Ray (a local instance the fit starts, and a cluster this test
 starts with ``ray start``).
 
-The truth is what the bag was recorded with (an overlay), not anything the fit computed. What the F/T of a
-scene can tell is measured, not assumed: on panda_cable_small's first 20 s, a 5 % change of friction moves
-the wrist F/T as much as a 0.02 % change of Young's modulus (the fit's sensitivity table shows it), so the
-cable test holds Young's modulus and the segment damping to 5 % and friction is recovered on the slide scene,
-where the fingers slide on the table and friction sets the force.
+The truth is what the bag was recorded with (an overlay), not anything the fit computed. On the cable the
+friction is hard to see: the cable grips the post, and over panda_cable_small's first 20 s a 5 % change of
+friction moves the wrist F/T as much as a 0.02 % change of Young's modulus (benchmarks/friction_visibility.py
+measures it). The noise-free topic still holds it, and the fit's Levenberg-Marquardt polish on the residual
+traces recovers all three parameters from it; on the slide scene, where the fingers slide on the table and
+friction sets the force, it is recovered from the noisy topic.
 """
 import json
 import os
@@ -68,39 +69,40 @@ def cable_fit(work):
     return work / "fit_local", out
 
 
-def test_the_fit_recovers_the_cables_stiffness_and_damping(cable_fit):
+def test_the_fit_recovers_the_cables_friction_stiffness_and_damping(cable_fit):
     out_dir, out = cable_fit
     fit = _fit_json(out_dir)
     fitted = yaml.safe_load((out_dir / "fitted.yaml").read_text())["set"]
     assert fitted == fit["best"]["settings"]
-    for name in ("youngs_modulus", "segment_damping"):
+    for name, truth in CABLE_TRUTH.items():
         start = fit["before"]["settings"][name]
-        assert abs(start / CABLE_TRUTH[name] - 1) > 0.25  # it starts far off ...
-        assert fitted[name] == pytest.approx(CABLE_TRUTH[name], rel=0.05), name  # ... and ends within 5 %
+        assert abs(start / truth - 1) > 0.25  # it starts far off ...
+        assert fitted[name] == pytest.approx(truth, rel=0.05), name  # ... and ends within 5 %
     for axis in FORCES:
         assert fit["best"]["rmse"][axis] * 5 <= fit["before"]["rmse"][axis], axis
     assert fit["before"]["loss"] >= 5 * fit["best"]["loss"]
     rows = {row["name"]: row for row in fit["sensitivity"]}
-    # what the module says: friction moves the F/T far less than the stiffness at the fit, and the fit says so
-    assert rows["youngs_modulus"]["determined"] and rows["segment_damping"]["determined"]
-    assert not rows["mu"]["determined"] and rows["mu"]["loss_change"] < 0.05 * rows["youngs_modulus"]["loss_change"]
-    assert "warning: mu is weakly determined by this recording" in out
+    # friction moves the F/T far less than the stiffness, yet the noise-free residual determines it
+    assert rows["mu"]["loss_change"] < 0.05 * rows["youngs_modulus"]["loss_change"]
+    assert all(row["determined"] and row["relative_error"] < 0.05 for row in rows.values())
+    assert "weakly determined" not in out
     for name in ("report.md", "traces.png", "loss.png", "parameters.png"):
         assert (out_dir / name).stat().st_size > 1000, name
-    assert "| `youngs_modulus` | 2.954e+06 |" in (out_dir / "report.md").read_text()
+    report = (out_dir / "report.md").read_text()
+    assert "| `youngs_modulus` | 2.954e+06 |" in report and "| standard error | determined |" in report
     assert "loss of the scene as it is" in out and "fitted overlay:" in out
 
 
 def test_ray_gives_the_same_fit_for_the_same_seed(work, cable_fit):
     """The same seed on a local Ray instance (2 workers) asks for and scores the very rollouts the local
-    backend did: the first 15 (the start and two generations) are identical, so is the rest."""
+    backend did, the polish's included, and writes the same fitted overlay."""
     rc, out = cli(["fit", "panda_cable_small", "--bag", "cable_bag", *CABLE_FIT, "--overlay", "tolerance.yaml",
-                   "--budget", "15", "--no-sensitivity", "--backend", "ray", "--out", "fit_ray"], work)
+                   "--budget", "50", "--no-sensitivity", "--backend", "ray", "--out", "fit_ray"], work)
     assert rc == 0, out
     ray_rollouts = _fit_json(work / "fit_ray")["rollouts"]
-    local_rollouts = _fit_json(cable_fit[0])["rollouts"][:len(ray_rollouts)]
-    assert len(ray_rollouts) == 15
-    assert _result(dict(rollouts=ray_rollouts)) == _result(dict(rollouts=local_rollouts))
+    assert _result(dict(rollouts=ray_rollouts)) == _result(_fit_json(cable_fit[0]))
+    fitted = [yaml.safe_load((d / "fitted.yaml").read_text())["set"] for d in (work / "fit_ray", cable_fit[0])]
+    assert fitted[0] == fitted[1]
     assert "on ray with 2 workers" in out
 
 
@@ -174,6 +176,7 @@ def test_bad_input_is_named_before_any_rollout(work):
              (["--params", "mu", "--address", "127.0.0.1:1"], "needs --backend ray"),
              (["--params", "mu", "--budget", "1"], "--budget"),
              (["--params", "mu", "--budget", "5"], "do not make one generation of 5"),
+             (["--params", "mu", "--polish", "1"], "--polish: the budget's share"),
              (["--params", "mu", "--out", "not_a_report"], "not such a report"),
              (["--params", "mu", "--drive", "joint_states", "--joint-states-topic", "/nope"], "/nope")]
     for extra, message in cases:
