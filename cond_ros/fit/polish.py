@@ -36,9 +36,9 @@ class Polish:
     converged: bool = False
 
 
-def polish(params, backend, x, best, budget: int, on_done=None) -> Polish:
+def polish(params, backend, x, best, budget: int, on_done=None, on_better=None) -> Polish:
     """Levenberg-Marquardt from unit coordinates ``x`` whose rollout is ``best`` (with its residual), with at
-    most ``budget`` rollouts on ``backend``."""
+    most ``budget`` rollouts on ``backend``; ``on_better(loss)`` is called with each lower loss found."""
     x = np.asarray(x, dtype=float)
     out = Polish([], [])
     damping_scale = 1.0
@@ -62,6 +62,8 @@ def polish(params, backend, x, best, budget: int, on_done=None) -> Polish:
             k = min(candidates)[1]
             step = float(np.max(np.abs(trials[k] - x)))
             x, best = trials[k], results[k]
+            if on_better is not None:
+                on_better(best.loss)
             damping_scale = damping_scale / 10.0 if k == 0 else damping_scale
         else:  # the model misled: a shorter step and a Jacobian measured afresh
             step = float(np.max(np.abs(trials[-1] - x)))
@@ -112,12 +114,17 @@ def _run(backend, params, xs, out: Polish, on_done) -> list:
     return results
 
 
-def standard_errors(jacobian, residual) -> np.ndarray | None:
+def standard_errors(jacobian, residual, channels: int = 1) -> np.ndarray | None:
     """Per column of ``jacobian`` (d residual / d parameter), the standard error of the least-squares estimate:
-    sqrt(diag(s^2 (J^T J)^-1)) with s^2 = |residual|^2 / (n - k), the residual's scatter per degree of
-    freedom. It assumes that scatter is white noise; where the residual is a model's misfit, correlated in
-    time, the true uncertainty is larger. None if there are no more samples than parameters or J^T J is
-    singular."""
+    sqrt(diag(s^2 (J^T J)^-1)) with s^2 = |residual|^2 / (n - k), the residual's scatter per degree of freedom,
+    widened for its correlation in time. ``residual`` holds ``channels`` interleaved series (sample-major, as
+    :meth:`Loss.residual` lays out the six axes).
+
+    White noise leaves the formula as it is. A misfit of the model is smooth in time and has far fewer
+    independent samples than it has samples; the variance is multiplied by (1 + rho) / (1 - rho), rho the
+    residual's lag-one autocorrelation (the effective sample size of an AR(1) series), so that a systematic
+    misfit does not pass for a determined parameter. None if there are no more samples than parameters or
+    J^T J is singular."""
     n, k = jacobian.shape
     if n <= k:
         return None
@@ -125,4 +132,13 @@ def standard_errors(jacobian, residual) -> np.ndarray | None:
         covariance = float(residual @ residual) / (n - k) * np.linalg.inv(jacobian.T @ jacobian)
     except np.linalg.LinAlgError:
         return None
-    return np.sqrt(np.maximum(np.diag(covariance), 0.0))
+    return np.sqrt(np.maximum(np.diag(covariance), 0.0) * _correlation_factor(residual, channels))
+
+
+def _correlation_factor(residual, channels: int) -> float:
+    series = np.asarray(residual).reshape(-1, channels)
+    energy = float(np.sum(series * series))
+    if len(series) < 3 or energy == 0.0:
+        return 1.0
+    rho = min(float(np.sum(series[1:] * series[:-1])) / energy, 1.0 - 1.0 / len(series))
+    return max(1.0, (1.0 + rho) / (1.0 - rho))

@@ -16,6 +16,7 @@ import time
 import numpy as np
 from tqdm import tqdm
 
+from ..bags import AXES
 from .parameters import FitError, settings_at, start_coordinates
 from .polish import polish, standard_errors
 
@@ -160,7 +161,7 @@ def fit(params: list, backend, *, budget: int, seed: int = 0, first=None, sigma0
             best = int(np.argmin(_scores(rollouts)))
             bar.set_description("fit (polish)")
             done = polish(params, backend, coordinates[best], rollouts[best], budget - len(rollouts),
-                          on_done=lambda: bar.update(1))
+                          on_done=lambda: bar.update(1), on_better=lambda loss: bar.set_postfix(best=f"{loss:.4g}"))
             rollouts += done.rollouts
             coordinates += done.coordinates
             ended = "converged" if done.converged else ended
@@ -212,10 +213,13 @@ def _sensitivity(params, x_best, best, backend) -> list:
                  if not (up.failed or down.failed) else None)
         changes = [abs(r.loss - best.loss) for r in (down, up) if not r.failed]
         error = None if errors is None else float(errors[i])
+        # a step that lowers the loss: the search stopped short of the minimum, where a standard error means little
+        minimum = all(r.failed or r.loss >= best.loss for r in (down, up))
         rows.append(dict(name=p.name, value=values[p.name], loss=best.loss,
                          loss_down=None if down.failed else down.loss, loss_up=None if up.failed else up.loss,
                          dloss_dlog=slope, step=SENSITIVITY_STEP, loss_change=max(changes) if changes else None,
-                         relative_error=error, determined=None if error is None else error <= WEAKLY_DETERMINED))
+                         relative_error=error, at_minimum=minimum,
+                         determined=None if error is None or not minimum else error <= WEAKLY_DETERMINED))
     return rows
 
 
@@ -227,12 +231,17 @@ def _relative_errors(results: list, best):
         return None
     jacobian = np.stack([(up - down) / (2.0 * math.log(SENSITIVITY_STEP))
                          for down, up in zip(traces[0:-1:2], traces[1:-1:2])], axis=1)
-    return standard_errors(jacobian, best.residual)
+    return standard_errors(jacobian, best.residual, channels=len(AXES))
 
 
 def weakly_determined(result: FitResult) -> list:
-    """Lines naming the parameters the recording hardly determines (see :data:`WEAKLY_DETERMINED`)."""
-    return [f"{r['name']} is weakly determined by this recording: its standard error is "
+    """Lines naming the parameters the recording hardly determines (see :data:`WEAKLY_DETERMINED`), and those
+    the search left short of the minimum."""
+    short = [f"the search stopped short of the minimum in {r['name']}: moving it by a factor {r['step']:g} lowers "
+             f"the loss to {min(v for v in (r['loss_down'], r['loss_up']) if v is not None):.4g} from "
+             f"{r['loss']:.4g}; a larger --budget would move it further"
+             for r in result.sensitivity if not r.get("at_minimum", True)]
+    return short + [f"{r['name']} is weakly determined by this recording: its standard error is "
             f"{100 * r['relative_error']:.3g} % of its value (the residual's scatter through the F/T's sensitivity "
             "to it); its fitted value means little (a longer window, or a topic where it shows, may tell it)"
             for r in result.sensitivity if r["determined"] is False]
