@@ -1,5 +1,5 @@
-"""Why a joint fit does not recover the cable's friction (issue 33): friction's best value, fitted alone, with the
-cable's stiffness and damping held at the truth and at small errors from it.
+"""Why CMA-ES alone does not recover the cable's friction (issue 33; the fit's polish does): friction's best
+value, fitted alone, with the cable's stiffness and damping held at the truth and at small errors from it.
 
     python benchmarks/fit_friction_coupling.py [--duration 20] [--budget 40]
 
