@@ -132,8 +132,8 @@ def fit(params: list, backend, *, budget: int, seed: int = 0, first=None, sigma0
     """Minimize the rollout loss over ``params`` with at most ``budget`` rollouts (the sensitivity's 2 per
     parameter come on top) on ``backend``: CMA-ES on all but ``polish_share`` of it (or until it converges),
     then Levenberg-Marquardt (:mod:`cond_ros.fit.polish`) from its best on the rest (0: none); ``first``: the
-    start's rollout if already run. Ctrl-C ends the search after the running rollouts
-    and keeps the best so far."""
+    start's rollout if already run. Ctrl-C ends the search after the running rollouts and keeps the best so
+    far."""
     check_search(len(params), budget=budget, seed=seed, popsize=popsize, polish_share=polish_share)
     x0 = start_coordinates(params)
     es = _optimizer(x0, sigma0, seed, popsize)
@@ -227,7 +227,7 @@ def _relative_errors(results: list, best):
     """The standard errors of ln(value) of the parameters from the sensitivity's rollouts (down, up per
     parameter, in order), by central differences; None if any residual is missing."""
     traces = [r.residual for r in (*results, best)]
-    if any(t is None or len(t) != len(best.residual) for t in traces):
+    if best.residual is None or any(t is None or len(t) != len(best.residual) for t in traces):
         return None
     jacobian = np.stack([(up - down) / (2.0 * math.log(SENSITIVITY_STEP))
                          for down, up in zip(traces[0:-1:2], traces[1:-1:2])], axis=1)
@@ -241,7 +241,8 @@ def weakly_determined(result: FitResult) -> list:
              f"the loss to {min(v for v in (r['loss_down'], r['loss_up']) if v is not None):.4g} from "
              f"{r['loss']:.4g}; a larger --budget would move it further"
              for r in result.sensitivity if not r.get("at_minimum", True)]
-    return short + [f"{r['name']} is weakly determined by this recording: its standard error is "
+    weak = [f"{r['name']} is weakly determined by this recording: its standard error is "
             f"{100 * r['relative_error']:.3g} % of its value (the residual's scatter through the F/T's sensitivity "
             "to it); its fitted value means little (a longer window, or a topic where it shows, may tell it)"
             for r in result.sensitivity if r["determined"] is False]
+    return short + weak
