@@ -416,6 +416,8 @@ class SimNode(Node):
         try:
             self.last_stats = sim.step(control)
         except Exception as exc:  # noqa: BLE001 (the simulator kept its last good state; the node must not die)
+            if is_stop(exc, self.context):  # Ctrl-C landed inside a numba call, which wraps it in a SystemError
+                raise
             if not isinstance(exc, (SimulationError, ModelError)):  # a bug of ours: say what it was, with the trace
                 self.get_logger().error(f"{type(exc).__name__} in the step:\n{traceback.format_exc()}")
                 exc = f"{type(exc).__name__}: {exc}"
