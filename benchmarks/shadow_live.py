@@ -24,12 +24,11 @@ import time
 
 import numpy as np
 
-from cond_ros.bags import stamp_ns, wrench_values  # attribute access: rclpy's messages too
+from cond_ros.bags import AXES, stamp_ns, wrench_values  # attribute access: rclpy's messages too
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
 FT_TOPIC = "/cond_sim/ft/wrist_ft"
-AXES = ("fx", "fy", "fz", "tx", "ty", "tz")
 NS = 1_000_000_000
 
 
