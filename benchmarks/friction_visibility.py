@@ -38,12 +38,14 @@ WINDOW_S = 5.0
 FIT_WINDOWS = [(0.0, 20.0), (0.0, 55.0), (20.0, 55.0)]
 
 
-def _scene_values(scene: str) -> tuple[dict, float]:
-    """The scene's friction, cable Young's modulus and segment damping, and its F/T force noise [N]."""
+def _scene_values(scene: str) -> tuple[dict, float, float]:
+    """The scene's friction, cable Young's modulus and segment damping, its F/T force noise [N] and its time
+    step [s]."""
     from cond_ros.resources import packaged_file
     from cond_ros.scenes import current_value, read_scene_yaml
     doc = read_scene_yaml(packaged_file(os.path.join("config", f"{scene}.yaml")))
-    return {name: current_value(doc, name) for name in SCALE}, float(doc["sensors"][0]["noise_std"][0])
+    return ({name: current_value(doc, name) for name in SCALE}, float(doc["sensors"][0]["noise_std"][0]),
+            float(doc["dt"]))
 
 
 def _record(work: str, name: str, scene: str, duration: float, settings: dict) -> np.ndarray:
@@ -68,9 +70,9 @@ def _parameter_sigmas(jacobian: dict, noise: float, dt: float) -> list:
     rows = []
     for t0, t1 in FIT_WINDOWS:
         span = slice(int(round(t0 / dt)), int(round(t1 / dt)))
-        columns = np.stack([j[span].ravel() for j in jacobian.values()], axis=1)
-        if len(columns) < int(round((t1 - t0) / dt)):
+        if len(next(iter(jacobian.values()))[span]) < span.stop - span.start:
             continue  # the run is shorter than this window
+        columns = np.stack([j[span].ravel() for j in jacobian.values()], axis=1)
         covariance = noise ** 2 * np.linalg.inv(columns.T @ columns)
         sigma = np.sqrt(np.diag(covariance))
         rows.append(dict(window_s=[t0, t1], sigma_ln=dict(zip(jacobian, map(float, sigma))),
@@ -105,9 +107,8 @@ def main() -> int:
                         help="friction values compared with the truth's (comma-separated)")
     parser.add_argument("--no-jacobian", action="store_true", help="skip the parameter standard deviations")
     args = parser.parse_args()
-    values, noise = _scene_values(args.scene)
+    values, noise, dt = _scene_values(args.scene)
     truth = {k: values[k] * SCALE[k] for k in SCALE}
-    dt = 0.01
     work = tempfile.mkdtemp(prefix="friction_visibility.")
     reference = _record(work, "truth", args.scene, args.duration, truth)
     steps = int(round(WINDOW_S / dt))
