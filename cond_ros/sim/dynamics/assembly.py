@@ -36,6 +36,8 @@ class SystemPattern:
         group_dof, group_size: first DOF and size (3 or 6) of each DOF group, shape (group_count,).
         group_kind: GROUP_PARTICLE, GROUP_BODY or GROUP_ROBOT per group, shape (group_count,).
         indptr, indices: CSR pattern of A_o.
+        row_group: the first row of each DOF group, then dof_count: the rows of a group share one column list
+            (``linalg.csr_matvec``).
         block_slot: data index of a block's first column in each of its rows, shape (pair_count, max size).
         diag_pair: pair id of each group's diagonal block, shape (group_count,).
         potential_pairs: pair ids (aa, ab, ba, bb) of each potential, -1 where an end is the world.
@@ -48,6 +50,7 @@ class SystemPattern:
     group_kind: np.ndarray
     indptr: np.ndarray
     indices: np.ndarray
+    row_group: np.ndarray
     block_slot: np.ndarray
     diag_pair: np.ndarray
     potential_pairs: np.ndarray
@@ -115,7 +118,8 @@ def build_pattern(model: Model) -> SystemPattern:
                          dtype=np.int64).reshape(-1, 16)
     kind = np.repeat(np.array([GROUP_PARTICLE, GROUP_BODY, GROUP_ROBOT], np.int64),
                      [model.particle_count, model.body_count, len(model.robots)])
-    return SystemPattern(dof, size, kind, indptr, indices, block_slot, diag, pot_pairs, tet_pairs,
+    row_group = np.append(dof, int(size.sum())).astype(np.int64)
+    return SystemPattern(dof, size, kind, indptr, indices, row_group, block_slot, diag, pot_pairs, tet_pairs,
                          node_incidence(model.tet_nodes, model.particle_count))
 
 
@@ -127,6 +131,7 @@ class AugmentedSystem(NamedTuple):
     indptr: np.ndarray
     indices: np.ndarray
     data: np.ndarray
+    row_group: np.ndarray
     b: np.ndarray
     vn_dof: np.ndarray
     vn_size: np.ndarray
@@ -141,6 +146,7 @@ class LinearSystem:
     Attributes:
         dof_count: n_o, the original DOFs (virtual node DOFs follow them).
         indptr, indices, data: A_o + k_v J_v^T J_v in CSR, (dof_count x dof_count).
+        row_group: the rows that share a column list (``SystemPattern.row_group``).
         b: b_o [N], shape (dof_count,).
         vn_dof, vn_size: first DOF and DOF count of each virtual node's owner (a particle, body or robot).
         vn_jac: J_v of each virtual node on its owner's DOFs, zero-padded, shape (vn_count, 3, max size).
@@ -151,6 +157,7 @@ class LinearSystem:
     indptr: np.ndarray
     indices: np.ndarray
     data: np.ndarray
+    row_group: np.ndarray
     b: np.ndarray
     vn_dof: np.ndarray
     vn_size: np.ndarray
@@ -177,7 +184,8 @@ class LinearSystem:
 
     def augmented(self) -> AugmentedSystem:
         """The arrays of eq. (15) for a kernel, b augmented."""
-        return AugmentedSystem(self.indptr, self.indices, self.data, self.rhs(), self.vn_dof, self.vn_size,
+        return AugmentedSystem(self.indptr, self.indices, self.data, self.row_group, self.rhs(), self.vn_dof,
+                               self.vn_size,
                                self.vn_jac, self.virtual_node_gain)
 
     def rhs(self) -> np.ndarray:
@@ -282,5 +290,6 @@ def assemble(model: Model, pattern: SystemPattern, state, control, dt: float,
         gain = np.broadcast_to(model.virtual_node_gain * np.eye(3), (len(vn_dof), 3, 3))
         add_point_coupling(vn_size, vn_jac, vn_group, np.ascontiguousarray(gain), pattern.diag_pair,
                            pattern.block_slot, data)
-    return LinearSystem(model.dof_count, pattern.indptr, pattern.indices, data, b, vn_dof, vn_size, vn_jac,
+    return LinearSystem(model.dof_count, pattern.indptr, pattern.indices, data, pattern.row_group, b, vn_dof, vn_size,
+                        vn_jac,
                         model.virtual_node_gain)

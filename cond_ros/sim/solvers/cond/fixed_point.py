@@ -458,7 +458,7 @@ def velocity_fixed_point(system, contacts, step_weights, coarse_space, options, 
     A non-finite theta (the iteration diverged) stops the loop at once and is returned as the residual.
     Returns (iterations, final residual theta).
     """
-    indptr, indices, data, b, vn_dof, vn_size, vn_jac, kv = system
+    indptr, indices, data, row_group, b, vn_dof, vn_size, vn_jac, kv = system
     group_start, dof_a, dof_b, frame, friction, offset = contacts
     weights, block_dof, block_size, block_ptr, block_data, weight_mode = step_weights
     coarse, coarse_a, galerkin, coarse_b, coarse_ranges = coarse_space
@@ -469,7 +469,7 @@ def velocity_fixed_point(system, contacts, step_weights, coarse_space, options, 
     for i in range(n):
         alpha = min(alpha, weights[i])
     av = np.empty(n)
-    augmented_matvec(indptr, indices, data, vn_dof, vn_size, vn_jac, kv, v, av)
+    augmented_matvec(indptr, indices, data, row_group, vn_dof, vn_size, vn_jac, kv, v, av)
     v_prev = v.copy()
     av_prev = av.copy()
     v_star = np.empty(n)
@@ -557,7 +557,7 @@ def velocity_fixed_point(system, contacts, step_weights, coarse_space, options, 
             break
         if barzilai_borwein:
             av_prev[:] = av
-        augmented_matvec(indptr, indices, data, vn_dof, vn_size, vn_jac, kv, v, av)
+        augmented_matvec(indptr, indices, data, row_group, vn_dof, vn_size, vn_jac, kv, v, av)
     if theta >= tolerance:
         # Not converged within l_max: return the last plain update, which satisfies the contact
         # conditions of its surrogate problem, rather than an extrapolated Chebyshev iterate.

@@ -133,8 +133,8 @@ class SolverCOND(SolverBase):
         block_data = np.empty(blocks[2][-1])
         block_weights(system.indptr, system.indices, system.data, system.virtual_node_gain, system.vn_count,
                       contacts.dof_a, contacts.dof_b, *blocks, w, block_data)
-        largest = largest_eigenvalue(system.indptr, system.indices, system.data, system.vn_dof, system.vn_size,
-                                     system.vn_jac, system.virtual_node_gain, w, *blocks, block_data,
+        largest = largest_eigenvalue(system.indptr, system.indices, system.data, system.row_group, system.vn_dof,
+                                     system.vn_size, system.vn_jac, system.virtual_node_gain, w, *blocks, block_data,
                                      POWER_ITERATIONS)
         # power iteration approaches the largest eigenvalue from below: keep a margin
         alpha = min(1.0, BLOCK_LARGEST_EIGENVALUE / (1.05 * largest))

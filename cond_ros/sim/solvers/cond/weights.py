@@ -145,8 +145,8 @@ def apply_block_weights(w, block_dof, block_size, block_ptr, block_data, x, out)
 
 
 @kernel
-def largest_eigenvalue(indptr, indices, data, vn_dof, vn_size, vn_jac, kv, w, block_dof, block_size, block_ptr,
-                       block_data, iterations):
+def largest_eigenvalue(indptr, indices, data, row_group, vn_dof, vn_size, vn_jac, kv, w, block_dof, block_size,
+                       block_ptr, block_data, iterations):
     """Power-iteration estimate of W A's largest eigenvalue (real: W A is similar to W^1/2 A W^1/2).
 
     The start vector is fixed, so the estimate (and the simulation) is deterministic.
@@ -161,7 +161,7 @@ def largest_eigenvalue(indptr, indices, data, vn_dof, vn_size, vn_jac, kv, w, bl
     for _ in range(iterations):
         norm = np.sqrt(np.sum(x * x))
         x /= norm
-        augmented_matvec(indptr, indices, data, vn_dof, vn_size, vn_jac, kv, x, ax)
+        augmented_matvec(indptr, indices, data, row_group, vn_dof, vn_size, vn_jac, kv, x, ax)
         apply_block_weights(w, block_dof, block_size, block_ptr, block_data, ax, wax)
         estimate = np.sqrt(np.sum(wax * wax))
         x[:] = wax
