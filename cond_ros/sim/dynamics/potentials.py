@@ -178,15 +178,24 @@ def add_block(data, block_slot, pair, rows, cols, scale, left, right):
 
 
 @leaf_kernel
-def _add_potential_block(data, block_slot, pair, je, x, y, rows, cols_x, cols_y, gain):
-    """data[block of pair] += (diag(gain) Je_x)^T Je_y over e's ``rows`` (Je_x: rows x cols_x, Je_y: rows x
-    cols_y)."""
-    for r in range(cols_x):
+def _add_potential_block(data, block_slot, pair, scaled, je, x, y, rows, first_x, cols_x, first_y, cols_y):
+    """data[block of pair] += (diag(gain) Je_x)^T Je_y over e's ``rows`` (``scaled``: Je_x's rows times their gains,
+    rows x cols_x; Je_y: rows x cols_y), skipping the columns before ``first_x`` / ``first_y`` (zero in Je)."""
+    for r in range(first_x, cols_x):
         slot = block_slot[pair, r]
-        for c in range(cols_y):
+        if rows == 3:  # a rod's potentials: the row's three factors held across its columns (same sums)
+            g0, g1, g2 = scaled[x, 0, r], scaled[x, 1, r], scaled[x, 2, r]
+            for c in range(first_y, cols_y):
+                acc = 0.0
+                acc += g0 * je[y, 0, c]
+                acc += g1 * je[y, 1, c]
+                acc += g2 * je[y, 2, c]
+                data[slot + c] += acc
+            continue
+        for c in range(first_y, cols_y):
             acc = 0.0
             for e in range(rows):
-                acc += je[x, e, r] * gain[e] * je[y, e, c]
+                acc += scaled[x, e, r] * je[y, e, c]
             data[slot + c] += acc
 
 
@@ -203,23 +212,38 @@ def assemble_potentials(ptype, stiffness, rest_length, damping, rest_rot, geomet
     proj = np.empty((3, 3))
     relative = np.empty((3, 3))
     gain = np.empty(3)  # rows of Je scaled by h k_e + c_e
+    # Je's rows times their gains, once per end rather than once per block entry (a block sums je gain je, and
+    # the product's left half is the same for all of an end's blocks): a third of the blocks' flops
+    scaled = np.empty((2, 3, width))
+    # each end's first column of Je that is not zero: a ROTATION potential's Je on a body is [0, -F^T], and its
+    # blocks' translation rows and columns would only add zeros (half of a rod's potentials)
+    first = np.empty(2, np.int64)
     for u in range(ptype.shape[0]):
         rows, length = potential_error(u, ptype, rest_length, rest_rot, pos, rot, jac_lin, jac_ang, size, err, je,
                                        proj, relative)
         for e in range(rows):
             gain[e] = h * stiffness[u, e] + damping[u, e]
         for x in range(2):
+            first[x] = size[u, x]
+            for r in range(size[u, x] - 1, -1, -1):
+                for e in range(rows):
+                    if je[x, e, r] != 0.0:
+                        first[x] = r
+            for e in range(rows):
+                for r in range(size[u, x]):
+                    scaled[x, e, r] = je[x, e, r] * gain[e]
+        for x in range(2):
             if size[u, x] == 0:
                 continue
-            for r in range(size[u, x]):
+            for r in range(first[x], size[u, x]):
                 force = 0.0
                 for e in range(rows):
                     force += je[x, e, r] * (stiffness[u, e] * err[e])
                 b[dof[u, x] + r] -= force
             for y in range(2):
                 if size[u, y] > 0:
-                    _add_potential_block(data, block_slot, pot_pairs[u, 2 * x + y], je, x, y, rows, size[u, x],
-                                         size[u, y], gain)
+                    _add_potential_block(data, block_slot, pot_pairs[u, 2 * x + y], scaled, je, x, y, rows,
+                                         first[x], size[u, x], first[y], size[u, y])
         if geometric and ptype[u] == 1 and length > 1e-12:
             # Diagonal SPD projection of the geometric stiffness k e (I - n n^T) / l (column abs sums),
             # applied on particle ends only: a body end's arm makes the exact term rotation-dependent.
