@@ -371,6 +371,37 @@ def solve_spd_banded(matrix, rhs):
     return x
 
 
+@leaf_kernel
+def _subtract_transposed_product(coarse_a, ranges, v, rhs):
+    """rhs -= (A P)^T v over the rows' column ranges of A P (``ranges[:, 2:]``), each entry of rhs in row order.
+
+    A run of rows with the same six columns (a rod: nearly all of them) keeps those six sums in registers:
+    through memory each update waits on the last one's store (panda_cable, 320 segments: 10.0 -> 5.2 us, the
+    same bits).
+    """
+    n = coarse_a.shape[0]
+    r = 0
+    while r < n:
+        lo = ranges[r, 2]
+        hi = ranges[r, 3]
+        if hi - lo != 6:
+            for j in range(lo, hi):
+                rhs[j] -= coarse_a[r, j] * v[r]
+            r += 1
+            continue
+        a0, a1, a2, a3, a4, a5 = rhs[lo], rhs[lo + 1], rhs[lo + 2], rhs[lo + 3], rhs[lo + 4], rhs[lo + 5]
+        while r < n and ranges[r, 2] == lo and ranges[r, 3] == hi:
+            x = v[r]
+            a0 -= coarse_a[r, lo] * x
+            a1 -= coarse_a[r, lo + 1] * x
+            a2 -= coarse_a[r, lo + 2] * x
+            a3 -= coarse_a[r, lo + 3] * x
+            a4 -= coarse_a[r, lo + 4] * x
+            a5 -= coarse_a[r, lo + 5] * x
+            r += 1
+        rhs[lo], rhs[lo + 1], rhs[lo + 2], rhs[lo + 3], rhs[lo + 4], rhs[lo + 5] = a0, a1, a2, a3, a4, a5
+
+
 @kernel
 def coarse_correction(coarse, coarse_a, matrix, counted_weight, coarse_b, ranges, contact_rows, contact_span, dof_a,
                       dof_b, frame, offset, regularization, w, force, in_coarse, v_star, v_next):
@@ -422,9 +453,7 @@ def coarse_correction(coarse, coarse_a, matrix, counted_weight, coarse_b, ranges
                 matrix[i, j] += value
                 if j != i:
                     matrix[j, i] += value
-    for r in range(coarse_a.shape[0]):
-        for j in range(ranges[r, 2], ranges[r, 3]):
-            rhs[j] -= coarse_a[r, j] * v_next[r]
+    _subtract_transposed_product(coarse_a, ranges, v_next, rhs)
     for i in range(k):  # a blown-up iterate, which np.linalg.solve rejects: no correction, theta stops the loop
         if not abs(rhs[i]) < np.inf:
             return
