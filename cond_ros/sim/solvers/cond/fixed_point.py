@@ -545,7 +545,8 @@ def velocity_fixed_point(system, contacts, step_weights, coarse_space, options, 
                 v_next[i] = v_star[i]
         solve_surrogate_contacts(group_start, dof_a, dof_b, frame, friction, offset, regularization, projection,
                                  LOCAL_SWEEPS, w, v_star, v_next, force)
-        v_plain[:] = v_next
+        if it == max_iterations - 1:  # kept for the end, in case the loop does not converge (below)
+            v_plain[:] = v_next
         if two_level:
             joined = False
             for m in range(force.shape[0]):
