@@ -73,6 +73,8 @@ class ContactSet:
         group_starts: start of each group of contacts sharing a node, plus the end (None: group by dof_a).
         link: robot link of side a and side b of each contact (-1 if not on a robot), (m, 2); which robot
             follows from the owner's DOF group.
+        kinematics: each robot's kinematics at the step's start state (``robot_kinematics``), which found the
+            contacts; assembly and the F/T sensors read them rather than run forward kinematics again.
     """
 
     pattern: SystemPattern
@@ -98,6 +100,7 @@ class ContactSet:
     vn_group: np.ndarray
     group_starts: np.ndarray = None
     link: np.ndarray = None
+    kinematics: list = None
 
     def group_start(self) -> np.ndarray:
         """Start of each run of contacts that share a node (one group of the solver), plus the end."""
@@ -324,7 +327,7 @@ def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: fl
         i, j = pairs[:, 0], pairs[:, 1]
         rows.add_batch(frame, gap, position, np.full(len(i), -1), point_kind[i], point_index[i],
                        np.maximum(mu[i], mu[j]), point_side(i), point_side(j))
-    return rows.finish(model, pattern, state, dt)
+    return rows.finish(model, pattern, state, dt, kinematics or None)
 
 
 @leaf_kernel
@@ -396,7 +399,7 @@ class _Rows:
                       np.full(k, -1, np.int64), np.zeros(k, bool), np.full(k, -1, np.int64))
         self.batches.append((frame, gap, position, collider, kind, index, friction, side_a, side_b))
 
-    def finish(self, model, pattern, state, dt) -> ContactSet:
+    def finish(self, model, pattern, state, dt, kinematics) -> ContactSet:
         width = self.width
         if self.batches:
             fields = [np.concatenate([batch[j] for batch in self.batches]) for j in range(7)]
@@ -441,5 +444,5 @@ class _Rows:
             source_kind=kind.astype(np.int64), source_index=index.astype(np.int64),
             force=np.zeros((m, 3)), point_dof=a_dof, point_size=a_size, point_jac=np.ascontiguousarray(a_jac),
             point_group=a_group, vn_dof=vn_dof, vn_size=vn_size, vn_jac=vn_jac, vn_group=vn_group,
-            group_starts=group_start, link=link,
+            group_starts=group_start, link=link, kinematics=kinematics,
         )

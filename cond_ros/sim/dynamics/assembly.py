@@ -23,7 +23,7 @@ from ..kinematics.rigid import cross3, quat_to_matrix_into
 from ..model import DampingPolicy, Model, PointKind
 from .fem.elements import assemble_tetrahedra, node_incidence
 from .potentials import add_block, assemble_model_potentials
-from .robots import assemble_robots, robot_kinematics
+from .robots import assemble_robots, kinematics_at
 
 GROUP_PARTICLE, GROUP_BODY, GROUP_ROBOT = 0, 1, 2
 
@@ -263,8 +263,9 @@ def add_point_coupling(point_size, point_jac, point_group, point_matrix, diag_pa
 
 
 def assemble(model: Model, pattern: SystemPattern, state, control, dt: float,
-             vn_dof=None, vn_size=None, vn_jac=None, vn_group=None) -> LinearSystem:
-    """Build the step's :class:`LinearSystem` from the state at the start of the step."""
+             vn_dof=None, vn_size=None, vn_jac=None, vn_group=None, kinematics=None) -> LinearSystem:
+    """Build the step's :class:`LinearSystem` from the state at the start of the step (``kinematics``: its
+    ``robot_kinematics``, if already at hand)."""
     data = np.empty(pattern.nnz)
     b = np.zeros(model.dof_count)  # robot rows are accumulated, not set
     assemble_inertia(model.particle_mass, state.particle_qd, control.particle_force, model.body_mass,
@@ -272,7 +273,7 @@ def assemble(model: Model, pattern: SystemPattern, state, control, dt: float,
                      model.gravity,
                      model.integration_theta * dt, pattern.group_dof, pattern.diag_pair, pattern.block_slot, data, b)
     # forward kinematics once for the potentials' robot ends and the robots' rows
-    kinematics = robot_kinematics(model, state) if model.robots else None
+    kinematics = kinematics_at(model, state, kinematics) if model.robots else None
     assemble_model_potentials(model, pattern, state, dt, data, b, kinematics)
     if model.tet_count:
         assemble_tetrahedra(model.tet_nodes, model.tet_rest_shape_inverse, model.tet_rest_volume, model.tet_lame,

@@ -35,6 +35,17 @@ def robot_kinematics(model: Model, state: State) -> list:
     return out
 
 
+def kinematics_at(model: Model, state: State, kinematics) -> list:
+    """``kinematics`` (a :func:`robot_kinematics` list, or None) if it was computed at ``state``'s joint
+    positions, else :func:`robot_kinematics` of ``state``: forward kinematics reused within a step, never stale."""
+    if kinematics is not None and len(kinematics) == len(model.robots) and all(
+            kin.q is not None and np.array_equal(kin.q, state.robot_q[model.robot_dof_offset[r]:
+                                                                        model.robot_dof_offset[r + 1]])
+            for r, kin in enumerate(kinematics)):
+        return kinematics
+    return robot_kinematics(model, state)
+
+
 def assemble_robots(model: Model, pattern, state: State, control: Control, dt: float, data: np.ndarray,
                     b: np.ndarray, kinematics=None) -> None:
     """Adds each robot's block of A and rows of b (module docstring) in place (``kinematics``: the state's

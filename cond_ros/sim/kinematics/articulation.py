@@ -344,13 +344,15 @@ class ArticulationKinematics:
         n_links = articulation.link_count
         self.link_pose = np.zeros((n_links, 4, 4))
         self.joint_axis_world = np.zeros((n_links, 3))
+        self.q = None  # the configuration of the last update
 
     def update(self, q) -> None:
         """Forward kinematics at ``q``; the other methods use this configuration."""
         a = self.art
+        self.q = np.array(q, dtype=np.float64)
         forward_kinematics(a.link_parent, a.joint_type, a.joint_origin, a.joint_axis, a.joint_dof,
-                           a.joint_multiplier, a.joint_offset, a.base_transform, np.asarray(q, dtype=np.float64),
-                           self.link_pose, self.joint_axis_world)
+                           a.joint_multiplier, a.joint_offset, a.base_transform, self.q, self.link_pose,
+                           self.joint_axis_world)
 
     def jacobian(self, link: int, point) -> np.ndarray:
         """6 x n Jacobian (linear velocity of world ``point`` on ``link``; the link's angular velocity)."""

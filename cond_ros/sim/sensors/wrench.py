@@ -18,6 +18,7 @@ import numpy as np
 
 from ..collision.nodalization import ContactSet
 from ..dynamics.potentials import PotentialEnds, potential_forces
+from ..dynamics.robots import kinematics_at
 from ..jit import kernel
 from ..kinematics.articulation import ArticulationKinematics, point_jacobian_articulated
 from ..kinematics.rigid import cross3, cross_vectors
@@ -138,9 +139,10 @@ class JointWrenchProbe:
     def measure(self, state_start: State, state_end: State, contacts: ContactSet | None, dt: float) -> JointWrench:
         """The wrench of the step that took ``state_start`` to ``state_end`` (``contacts`` hold its forces)."""
         model, art = self.model, self.model.robots[self.robot]
-        q0, q1 = state_start.robot_q[self.lo:self.hi], state_end.robot_q[self.lo:self.hi]
-        kin0, kin1 = ArticulationKinematics(art), ArticulationKinematics(art)
-        kin0.update(q0)
+        q1 = state_end.robot_q[self.lo:self.hi]
+        # the start state's kinematics found the step's contacts: reused when they are at hand
+        kin0 = kinematics_at(model, state_start, contacts.kinematics if contacts is not None else None)[self.robot]
+        kin1 = ArticulationKinematics(art)
         kin1.update(q1)
         point = kin0.link_pose[self.child][:3, 3].copy()
         forces, points, couples = [np.zeros(3)], [np.zeros(3)], [np.zeros(3)]  # on S; torques about the origin

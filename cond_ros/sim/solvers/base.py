@@ -91,7 +91,7 @@ class SolverBase:
     def assemble(self, state: State, control: Control, contacts: ContactSet, dt: float) -> LinearSystem:
         """The step's linear system; contacts act through virtual nodes (eq. 15)."""
         return assemble(self.model, contacts.pattern, state, control, dt, contacts.vn_dof, contacts.vn_size,
-                        contacts.vn_jac, contacts.vn_group)
+                        contacts.vn_jac, contacts.vn_group, kinematics=contacts.kinematics)
 
     def solve(self, system: LinearSystem, contacts: ContactSet, dt: float):
         """Return (v_hat (system.size,), contact forces (count, 3) in contact frames [N], iterations, residual)."""

@@ -10,6 +10,7 @@ from scipy.optimize import fsolve
 
 from cond_ros import sim
 from cond_ros.sim.collision.nodalization import SOURCE_JOINT_LIMIT
+from cond_ros.sim.dynamics.robots import kinematics_at, robot_kinematics
 from cond_ros.sim.kinematics.articulation import Articulation, ArticulationKinematics
 from cond_ros.sim.model import GeometryType
 
@@ -298,3 +299,22 @@ def test_panda_gravity_hessian_matches_pinocchio():
     expected = restriction.T @ pin.computeGeneralizedGravityDerivatives(model_pin, data, restriction @ q) @ restriction
     assert np.abs(expected).max() > 1.0
     np.testing.assert_allclose(hessian, expected, rtol=0, atol=1e-10 * np.abs(expected).max())
+
+
+def test_kinematics_are_reused_only_at_their_own_joint_positions():
+    """``kinematics_at`` hands back the step's forward kinematics for the state they were computed at, and
+    computes new ones for any other joint positions (a reused pose must never be stale)."""
+    bld = sim.ModelBuilder()
+    bld.add_articulation(pendulum(), q=(0.3, -0.2))
+    model = bld.finalize()
+    state = model.state()
+    kinematics = robot_kinematics(model, state)
+    assert kinematics_at(model, state, kinematics) is kinematics
+    moved = state.copy()
+    moved.robot_q[0] += 0.1
+    fresh = kinematics_at(model, moved, kinematics)
+    assert fresh is not kinematics
+    expected = ArticulationKinematics(model.robots[0])
+    expected.update(moved.robot_q)
+    np.testing.assert_array_equal(fresh[0].link_pose, expected.link_pose)
+    assert kinematics_at(model, state, None)[0].q.tolist() == state.robot_q.tolist()
