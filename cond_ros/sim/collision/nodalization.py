@@ -421,17 +421,17 @@ def _nodalize(frame, gap, position, collider, kind, index, friction, a_dof, a_si
     vn_jac = np.empty((count, 3, width))
     vn_group = np.empty(count, np.int64)
     for k in range(count):
+        n = number[k]
         if k < count_a:
             c = on_a[k]
-            dof_a[c] = dof_count + 3 * number[k]
+            dof_a[c] = dof_count + 3 * n
+            vn_dof[n], vn_size[n], vn_group[n] = a_dof[c], a_size[c], a_group[c]
+            vn_jac[n] = a_jac[c]
         else:
             c = on_b[k - count_a]
-            dof_b[c] = dof_count + 3 * number[k]
-        n = number[k]
-        vn_dof[n] = a_dof[c] if k < count_a else b_dof[c]
-        vn_size[n] = a_size[c] if k < count_a else b_size[c]
-        vn_jac[n] = a_jac[c] if k < count_a else b_jac[c]
-        vn_group[n] = a_group[c] if k < count_a else b_group[c]
+            dof_b[c] = dof_count + 3 * n
+            vn_dof[n], vn_size[n], vn_group[n] = b_dof[c], b_size[c], b_group[c]
+            vn_jac[n] = b_jac[c]
     return (frame[order], gap[order], position[order], collider[order], kind[order], index[order], friction[order],
             a_dof, a_size, a_jac, a_group, b_dof, b_size, b_jac, dof_a, dof_b, link, vn_dof, vn_size, vn_jac, vn_group,
             group_start)
