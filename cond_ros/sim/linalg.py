@@ -46,7 +46,7 @@ def _csr_matvec(indptr, indices, data, row_group, x, out):
     """out = A x for A_o's CSR, whose rows come in groups with one column list each (``row_group``: the first
     row of each group, then the row count; a DOF group's rows, ``SystemPattern.row_group``). A group of 3 or 6
     rows loads each x entry once for all of its rows and keeps a sum per row in a register (panda_cable, 320
-    segments, 2026-11-28: 29.5 -> 18.9 us); every row is still summed over its own entries in order, so the
+    segments, 2026-11-27: 29.5 -> 18.9 us); every row is still summed over its own entries in order, so the
     result is a per-row loop's, bit for bit. Groups are independent, so the result is order-free."""
     for g in prange(row_group.shape[0] - 1):
         first = row_group[g]

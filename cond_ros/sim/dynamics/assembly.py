@@ -185,8 +185,7 @@ class LinearSystem:
     def augmented(self) -> AugmentedSystem:
         """The arrays of eq. (15) for a kernel, b augmented."""
         return AugmentedSystem(self.indptr, self.indices, self.data, self.row_group, self.rhs(), self.vn_dof,
-                               self.vn_size,
-                               self.vn_jac, self.virtual_node_gain)
+                               self.vn_size, self.vn_jac, self.virtual_node_gain)
 
     def rhs(self) -> np.ndarray:
         """The full augmented b of eq. (15)."""
@@ -292,5 +291,4 @@ def assemble(model: Model, pattern: SystemPattern, state, control, dt: float,
         add_point_coupling(vn_size, vn_jac, vn_group, np.ascontiguousarray(gain), pattern.diag_pair,
                            pattern.block_slot, data)
     return LinearSystem(model.dof_count, pattern.indptr, pattern.indices, data, pattern.row_group, b, vn_dof, vn_size,
-                        vn_jac,
-                        model.virtual_node_gain)
+                        vn_jac, model.virtual_node_gain)
