@@ -1,12 +1,13 @@
 """Where a step of a scene spends its time: cProfile over the loop of ``cond-ros run`` (scripted control, step,
 sensors), after the kernels are compiled.
 
-    python benchmarks/profile_step.py [--scene panda_cable] [--segments N] [--steps 500] [--top 40]
+    python benchmarks/profile_step.py [--scene panda_cable] [--segments N] [--steps 500] [--top 40] [--wall]
 
 Prints the functions with the most own time and the stage table (collision, dynamics, solver, and the rest
 of the loop: control, sensors, CSV row) as medians per step. cProfile adds ~1 us per Python call, so read
-its numbers as shares, and the stage table (taken without the profiler) as times. Writes
-``results/profile_<scene>.txt``.
+its numbers as shares, and the stage table (taken without the profiler) as times. ``--wall`` adds a third run
+that times the parts of each stage by the wall clock instead (a wrapper around each of ``WALL_PARTS``, ~0.3 us
+a call; the parts of one stage overlap where one calls another). Writes ``results/profile_<scene>.txt``.
 """
 import argparse
 import cProfile
@@ -18,6 +19,64 @@ import sys
 import time
 
 RESULTS = pathlib.Path(__file__).resolve().parent / "results"
+# (module, attribute path) of the parts --wall times: Python call sites only (a kernel called from another
+# kernel was bound when it was compiled, and wrapping it would change nothing)
+WALL_PARTS = (
+    ("cond_ros.sim.simulator", "Simulator.step"),
+    ("cond_ros.sim.simulator", "Simulator._checked_control"),
+    ("cond_ros.sim.simulator", "build_contact_set"),
+    ("cond_ros.sim.collision.nodalization", "robot_kinematics"),
+    ("cond_ros.sim.collision.nodalization", "robot_point_motion"),
+    ("cond_ros.sim.collision.nodalization", "_moving_columns"),
+    ("cond_ros.sim.collision.nodalization", "detect_point_contacts"),
+    ("cond_ros.sim.collision.nodalization", "joint_limit_candidates"),
+    ("cond_ros.sim.collision.nodalization", "detect_dynamic_contacts"),
+    ("cond_ros.sim.collision.nodalization", "detect_node_pairs"),
+    ("cond_ros.sim.collision.nodalization", "_Rows.finish"),
+    ("cond_ros.sim.solvers.base", "SolverBase.step"),
+    ("cond_ros.sim.solvers.base", "assemble"),
+    ("cond_ros.sim.dynamics.assembly", "assemble_model_potentials"),
+    ("cond_ros.sim.dynamics.assembly", "assemble_robots"),
+    ("cond_ros.sim.solvers.base", "advance_state"),
+    ("cond_ros.sim.solvers.cond.solver", "SolverCOND.prepare"),
+    ("cond_ros.sim.solvers.cond.solver", "SolverCOND.solve"),
+    ("cond_ros.sim.solvers.cond.solver", "SolverCOND._coarse_arrays"),
+    ("cond_ros.sim.solvers.cond.solver", "SolverCOND._weights"),
+    ("cond_ros.sim.solvers.cond.solver", "velocity_fixed_point"),
+)
+
+
+def _wall_parts(scene, steps: int) -> dict:
+    """Wall time per step [ms] of each of ``WALL_PARTS`` over a run of ``steps`` (the kernels compiled)."""
+    import functools
+    import importlib
+    from cond_ros.tools import run_scene
+    spent, patched = {}, []
+
+    def timed(name, function):
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            t = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent[name] += time.perf_counter() - t
+        return wrapper
+
+    for module_name, path in WALL_PARTS:
+        owner = importlib.import_module(module_name)
+        *outer, attr = path.split(".")
+        for part in outer:
+            owner = getattr(owner, part)
+        spent[path] = 0.0
+        patched.append((owner, attr, owner.__dict__[attr]))
+        setattr(owner, attr, timed(path, getattr(owner, attr)))
+    try:
+        run_scene(scene, steps, progress=False)
+    finally:
+        for owner, attr, original in reversed(patched):
+            setattr(owner, attr, original)
+    return {name: 1e3 * seconds / steps for name, seconds in spent.items()}
 
 
 def _scene(name: str, segments):
@@ -34,6 +93,7 @@ def main():
     parser.add_argument("--segments", type=int, default=None, help="the cable's segment count (cable scenes)")
     parser.add_argument("--steps", type=int, default=500)
     parser.add_argument("--top", type=int, default=40)
+    parser.add_argument("--wall", action="store_true", help="also time the parts of each stage by the wall clock")
     args = parser.parse_args()
     if args.steps < 1:
         sys.exit("profile_step: --steps must be >= 1")
@@ -45,6 +105,11 @@ def main():
     t0 = time.perf_counter()
     result = run_scene(scene, args.steps, progress=False)
     wall = time.perf_counter() - t0
+    parts = {}
+    if args.wall:
+        for reset in (scene.simulator, *scene.sensors):
+            reset.reset()
+        parts = _wall_parts(scene, args.steps)
     scene.simulator.reset()
     for sensor in scene.sensors:
         sensor.reset()
@@ -60,6 +125,11 @@ def main():
     for key, value in stages.items():
         text.write(f"  {key:14s} {value:7.3f} ms (median)\n")
     text.write(f"  {'rest of loop':14s} {per_step - sum(stages.values()):7.3f} ms (mean wall - sum of medians)\n\n")
+    if parts:
+        text.write("by the wall clock, ms per step (mean; a part's callers include it):\n")
+        for name, value in sorted(parts.items(), key=lambda item: -item[1]):
+            text.write(f"  {name:40s} {value:7.3f}\n")
+        text.write("\n")
     stats = pstats.Stats(profiler, stream=text)
     stats.sort_stats("tottime").print_stats(args.top)
     RESULTS.mkdir(exist_ok=True)
