@@ -141,7 +141,8 @@ class JointWrenchProbe:
         model, art = self.model, self.model.robots[self.robot]
         q1 = state_end.robot_q[self.lo:self.hi]
         # the start state's kinematics found the step's contacts: reused when they are at hand
-        kin0 = kinematics_at(model, state_start, contacts.kinematics if contacts is not None else None)[self.robot]
+        start = kinematics_at(model, state_start, contacts.kinematics if contacts is not None else None)
+        kin0 = start[self.robot]
         kin1 = ArticulationKinematics(art)
         kin1.update(q1)
         point = kin0.link_pose[self.child][:3, 3].copy()
@@ -160,9 +161,8 @@ class JointWrenchProbe:
         if len(self.potentials):
             which = self.potentials
             width = contacts.pattern.max_group_size if contacts is not None else max(6, art.dof_count)
-            # the start kinematics are kin0's; with other robots, an end may be on one of them
-            ends = PotentialEnds(model, state_start, width, [kin0] if len(model.robots) == 1 else None,
-                                 potentials=which)
+            # an end may be on another robot: every robot's start kinematics
+            ends = PotentialEnds(model, state_start, width, start, potentials=which)
             theta = model.integration_theta
             v_hat = theta * state_end.velocity() + (1.0 - theta) * state_start.velocity()
             force, torque = potential_forces(model, ends, v_hat, dt, potentials=which)
