@@ -120,13 +120,36 @@ def ignore_stop_signals() -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
+_interrupted = threading.Event()  # set by note_interrupts' handler: a SIGINT has reached this process
+
+
+def note_interrupts() -> None:
+    """From the main thread, before ``rclpy.init`` (whose handler chains to the one it finds): SIGINT's Python
+    handler also notes that a stop was asked for, then raises KeyboardInterrupt as before. Code written in C can
+    replace the interrupt with an error of its own that names no cause; :func:`is_stop` then still knows."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def handler(signum, frame):
+        _interrupted.set()
+        if callable(previous):
+            previous(signum, frame)
+        elif previous != signal.SIG_IGN:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, handler)
+
+
 def is_stop(exc: BaseException, context) -> bool:
     """Whether ``exc``, raised by a spinning node, is the stop a signal asked for rather than a failure: the
-    context is down (rclpy's handler shut it), or a KeyboardInterrupt is in its cause chain. Python's own SIGINT
-    handler can raise before rclpy's deferred shutdown lands, and inside a numba call the interrupt arrives
-    wrapped (``SystemError: CPUDispatcher(...) returned a result with an exception set``, a clean-clone
-    CI run's launch test failed on it)."""
-    if not context.ok():
+    context is down (rclpy's handler shut it), a SIGINT has arrived (:func:`note_interrupts`), or a
+    KeyboardInterrupt is in its cause chain. Python's own SIGINT handler can raise before rclpy's deferred
+    shutdown lands; inside a numba call the interrupt arrives wrapped (``SystemError: CPUDispatcher(...)
+    returned a result with an exception set``), and inside rclpy's ``take_message``, whose conversion of the
+    message to Python it interrupts, pybind11 replaces it (``RuntimeError: Unable to convert call argument '0'
+    to Python object``, with no cause). Clean-clone CI runs' launch tests failed on both."""
+    if not context.ok() or _interrupted.is_set():
         return True
     seen = set()
     while exc is not None and id(exc) not in seen:

@@ -123,6 +123,36 @@ def test_an_interrupt_wrapped_by_numba_is_a_stop_not_a_failure():
     assert lifetime.is_stop(_raised(ValueError("after the shutdown")), _Context(ok=False))
 
 
+INTERRUPT_REPLACED = textwrap.dedent("""
+    import os, signal, sys, time
+    from cond_ros.ros import lifetime
+    if sys.argv[1] == "noted":
+        lifetime.note_interrupts()
+    try:  # as rclpy's take_message: the interrupt lands in the message's conversion, pybind11 drops it
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)
+    except KeyboardInterrupt:
+        pass
+    replaced = RuntimeError("Unable to convert call argument '0' to Python object")
+    class Up:
+        def ok(self):
+            return True
+    print(replaced.__cause__ is None and replaced.__context__ is None, lifetime.is_stop(replaced, Up()))
+""")
+
+
+@pytest.mark.parametrize("noted", [True, False])
+def test_an_interrupt_replaced_by_an_error_without_cause_is_a_stop_once_noted(noted):
+    """The launcher's SIGINT reached the demo controller inside rclpy's conversion of a message, and pybind11
+    raised its own RuntimeError with no cause while the context was still up: the controller exited 1 and a
+    clean-clone CI run's launch failed. With the interrupt noted (as run_node does) that error is a stop; without,
+    the same error is a failure."""
+    out = subprocess.run([sys.executable, "-c", INTERRUPT_REPLACED, "noted" if noted else "plain"],
+                         capture_output=True, text=True, timeout=60, start_new_session=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", str(noted)], out.stdout + out.stderr
+
+
 def test_no_variable_no_watch(monkeypatch):
     """A node started by ros2 launch, ros2 run or by hand watches nothing; nor one whose variable names a
     live process that is not its parent."""
