@@ -128,7 +128,7 @@ def kernel(fn=None, **overrides):
     return numba.njit(**flags)(fn)
 
 
-def leaf_kernel(fn):
+def leaf_kernel(fn=None, *, inline: bool = False):
     """Compile ``fn`` as a serial kernel that other kernels call in their inner loops (per contact, per
     row), without numba's reference counting (NRT).
 
@@ -136,8 +136,14 @@ def leaf_kernel(fn):
     with atomic instructions; for a helper that does a few flops per call that costs more than the work
     (V-FPI's contact solve on panda_cable, 153 contacts: 37 us with it, ~4 us without). A leaf kernel
     must therefore create no arrays (no np.empty, no array-valued return, no slices kept as views).
+
+    ``inline``: numba inlines the body into each caller, where a literal argument becomes a constant (a loop
+    bound the compiler can unroll).
     """
-    return numba.njit(**dict(_FLAGS, _nrt=False))(fn)
+    flags = dict(_FLAGS, _nrt=False, **({"inline": "always"} if inline else {}))
+    if fn is None:
+        return lambda f: numba.njit(**flags)(f)
+    return numba.njit(**flags)(fn)
 
 
 def _cache_twin(fn, suffix: str):

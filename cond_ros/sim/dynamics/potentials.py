@@ -131,16 +131,29 @@ def potential_error(u, ptype, rest_length, rest_rot, pos, rot, jac_lin, jac_ang,
         err[0] = length - rest_length[u]
         _project_jacobian(proj, 1, jac_lin, u, size, 1.0, je)
         return 1, length
-    if ptype[u] == 2:  # COUPLING: F = R_a
-        for i in range(3):
-            for k in range(3):
-                proj[i, k] = rot[u, 0, k, i]
-        for i in range(3):
-            err[i] = proj[i, 0] * (pos[u, 0, 0] - pos[u, 1, 0]) + proj[i, 1] * (pos[u, 0, 1] - pos[u, 1, 1]) \
-                + proj[i, 2] * (pos[u, 0, 2] - pos[u, 1, 2])
+    if ptype[u] == 2:  # COUPLING
+        _coupling_error(u, pos, rot, err, proj)
         _project_jacobian(proj, 3, jac_lin, u, size, 1.0, je)
         return 3, 0.0
-    # ROTATION: F = R_a R_rest, e = Log(F^T R_b); e grows with omega_b - omega_a
+    _rotation_error(u, rest_rot, rot, err, proj, relative)
+    _project_jacobian(proj, 3, jac_ang, u, size, -1.0, je)
+    return 3, 0.0
+
+
+@leaf_kernel
+def _coupling_error(u, pos, rot, err, proj):
+    """COUPLING's e and P: F = R_a, e = F^T (p_a - p_b)."""
+    for i in range(3):
+        for k in range(3):
+            proj[i, k] = rot[u, 0, k, i]
+    for i in range(3):
+        err[i] = proj[i, 0] * (pos[u, 0, 0] - pos[u, 1, 0]) + proj[i, 1] * (pos[u, 0, 1] - pos[u, 1, 1]) \
+            + proj[i, 2] * (pos[u, 0, 2] - pos[u, 1, 2])
+
+
+@leaf_kernel
+def _rotation_error(u, rest_rot, rot, err, proj, relative):
+    """ROTATION's e and P: F = R_a R_rest, e = Log(F^T R_b); e grows with omega_b - omega_a."""
     for i in range(3):
         for k in range(3):
             proj[i, k] = rot[u, 0, k, 0] * rest_rot[u, 0, i] + rot[u, 0, k, 1] * rest_rot[u, 1, i] \
@@ -149,8 +162,39 @@ def potential_error(u, ptype, rest_length, rest_rot, pos, rot, jac_lin, jac_ang,
         for j in range(3):
             relative[i, j] = proj[i, 0] * rot[u, 1, 0, j] + proj[i, 1] * rot[u, 1, 1, j] + proj[i, 2] * rot[u, 1, 2, j]
     rotation_log_into(relative, err)
-    _project_jacobian(proj, 3, jac_ang, u, size, -1.0, je)
-    return 3, 0.0
+
+
+@leaf_kernel
+def _body_pair_error(u, ptype, rest_rot, pos, rot, jac_lin, err, je, proj, relative):
+    """:func:`potential_error` of a COUPLING or ROTATION between two rigid bodies (a rod's joints); returns the
+    first column of Je that is not zero, 0 or 3. A body's point Jacobian is [I, -[arm]x] and its frame's
+    [0, I]: the products with their zeros and ones are left out, which changes no bit of Je (x * 1 and
+    x + 0 are exact, and the remaining terms are summed in the same order), and the columns Je is zero in
+    are not written (the caller starts at the returned column)."""
+    if ptype[u] == 2:  # COUPLING: Je_x = s_x F^T [I, -[arm_x]x], s_a = 1, s_b = -1
+        _coupling_error(u, pos, rot, err, proj)
+        for x in range(2):
+            s = 1.0 if x == 0 else -1.0
+            j04, j05 = jac_lin[u, x, 0, 4], jac_lin[u, x, 0, 5]
+            j13, j15 = jac_lin[u, x, 1, 3], jac_lin[u, x, 1, 5]
+            j23, j24 = jac_lin[u, x, 2, 3], jac_lin[u, x, 2, 4]
+            for e in range(3):
+                p0, p1, p2 = proj[e, 0], proj[e, 1], proj[e, 2]
+                je[x, e, 0] = s * p0
+                je[x, e, 1] = s * p1
+                je[x, e, 2] = s * p2
+                je[x, e, 3] = s * (p1 * j13 + p2 * j23)
+                je[x, e, 4] = s * (p0 * j04 + p2 * j24)
+                je[x, e, 5] = s * (p0 * j05 + p1 * j15)
+        return 0
+    _rotation_error(u, rest_rot, rot, err, proj, relative)  # ROTATION: Je_x = s_x [0, F^T], s_a = -1, s_b = 1
+    for x in range(2):
+        s = -1.0 if x == 0 else 1.0
+        for e in range(3):
+            je[x, e, 3] = s * proj[e, 0]
+            je[x, e, 4] = s * proj[e, 1]
+            je[x, e, 5] = s * proj[e, 2]
+    return 3
 
 
 @leaf_kernel
@@ -199,10 +243,27 @@ def _add_potential_block(data, block_slot, pair, scaled, je, x, y, rows, first_x
             data[slot + c] += acc
 
 
+@leaf_kernel(inline=True)
+def _add_body_pair_block(data, block_slot, pair, scaled, je, x, y, first):
+    """:func:`_add_potential_block` for two body ends (6 columns each), from column ``first`` (a literal at each
+    call: inlined, the loops have constant bounds, ~0.1 us a potential less than the general form)."""
+    for r in range(first, 6):
+        slot = block_slot[pair, r]
+        g0, g1, g2 = scaled[x, 0, r], scaled[x, 1, r], scaled[x, 2, r]
+        for c in range(first, 6):
+            acc = 0.0
+            acc += g0 * je[y, 0, c]
+            acc += g1 * je[y, 1, c]
+            acc += g2 * je[y, 2, c]
+            data[slot + c] += acc
+
+
 @kernel
-def assemble_potentials(ptype, stiffness, rest_length, damping, rest_rot, geometric, pot_pairs, pos, rot, jac_lin,
-                        jac_ang, dof, size, h, block_slot, data, b):
+def assemble_potentials(ptype, stiffness, rest_length, damping, rest_rot, geometric, pot_pairs, kind, pos, rot,
+                        jac_lin, jac_ang, dof, size, h, block_slot, data, b):
     """Adds h Je^T K Je + Je^T C Je to A and -Je^T K e to b for every potential (eq. 8-9), h = theta dt.
+    ``kind``: the ends' :class:`~cond_ros.sim.model.PointKind`; a potential between two bodies (a rod's joints,
+    nearly all of a cable scene's, but not a DISTANCE) takes a written-out path with the same arithmetic.
 
     Serial on purpose: potentials scatter into shared blocks, and a fixed order keeps results bit-identical.
     """
@@ -219,18 +280,24 @@ def assemble_potentials(ptype, stiffness, rest_length, damping, rest_rot, geomet
     # blocks' translation rows and columns would only add zeros (half of a rod's potentials)
     first = np.empty(2, np.int64)
     for u in range(ptype.shape[0]):
-        rows, length = potential_error(u, ptype, rest_length, rest_rot, pos, rot, jac_lin, jac_ang, size, err, je,
-                                       proj, relative)
+        bodies = kind[u, 0] == 3 and kind[u, 1] == 3 and ptype[u] != 1  # a COUPLING or ROTATION between two BODY ends
+        if bodies:
+            rows, length = 3, 0.0
+            first[0] = first[1] = _body_pair_error(u, ptype, rest_rot, pos, rot, jac_lin, err, je, proj, relative)
+        else:
+            rows, length = potential_error(u, ptype, rest_length, rest_rot, pos, rot, jac_lin, jac_ang, size, err,
+                                           je, proj, relative)
+            for x in range(2):
+                first[x] = size[u, x]
+                for r in range(size[u, x] - 1, -1, -1):
+                    for e in range(rows):
+                        if je[x, e, r] != 0.0:
+                            first[x] = r
         for e in range(rows):
             gain[e] = h * stiffness[u, e] + damping[u, e]
         for x in range(2):
-            first[x] = size[u, x]
-            for r in range(size[u, x] - 1, -1, -1):
-                for e in range(rows):
-                    if je[x, e, r] != 0.0:
-                        first[x] = r
             for e in range(rows):
-                for r in range(size[u, x]):
+                for r in range(first[x], size[u, x]):
                     scaled[x, e, r] = je[x, e, r] * gain[e]
         for x in range(2):
             if size[u, x] == 0:
@@ -241,9 +308,14 @@ def assemble_potentials(ptype, stiffness, rest_length, damping, rest_rot, geomet
                     force += je[x, e, r] * (stiffness[u, e] * err[e])
                 b[dof[u, x] + r] -= force
             for y in range(2):
-                if size[u, y] > 0:
-                    _add_potential_block(data, block_slot, pot_pairs[u, 2 * x + y], scaled, je, x, y, rows,
-                                         first[x], size[u, x], first[y], size[u, y])
+                pair = pot_pairs[u, 2 * x + y]
+                if bodies and first[x] == 0:
+                    _add_body_pair_block(data, block_slot, pair, scaled, je, x, y, 0)
+                elif bodies:
+                    _add_body_pair_block(data, block_slot, pair, scaled, je, x, y, 3)
+                elif size[u, y] > 0:
+                    _add_potential_block(data, block_slot, pair, scaled, je, x, y, rows, first[x], size[u, x],
+                                         first[y], size[u, y])
         if geometric and ptype[u] == 1 and length > 1e-12:
             # Diagonal SPD projection of the geometric stiffness k e (I - n n^T) / l (column abs sums),
             # applied on particle ends only: a body end's arm makes the exact term rotation-dependent.
@@ -346,9 +418,9 @@ def assemble_model_potentials(model: Model, pattern, state: State, dt: float, da
     if model.potential_count:
         assemble_potentials(model.potential_type, model.potential_stiffness, model.potential_rest_length,
                             model.potential_damping, model.potential_rest_rotation,
-                            model.damping_policy == DampingPolicy.GEOMETRIC, pattern.potential_pairs, ends.pos,
-                            ends.rot, ends.jac_lin, ends.jac_ang, ends.dof, ends.size, model.integration_theta * dt,
-                            pattern.block_slot, data, b)
+                            model.damping_policy == DampingPolicy.GEOMETRIC, pattern.potential_pairs,
+                            per_model(model, _end_layout, None)[0], ends.pos, ends.rot, ends.jac_lin, ends.jac_ang,
+                            ends.dof, ends.size, model.integration_theta * dt, pattern.block_slot, data, b)
     return ends
 
 

@@ -114,3 +114,39 @@ def test_bad_anchors_are_named():
         b.add_rotation_coupling(particle(0), world_point((0, 0, 0)), stiffness=1.0)
     with pytest.raises(ModelError, match="stiffness"):
         b.add_coupling(particle(0), world_point((0, 0, 0)), stiffness=[1.0, -1.0, 1.0])
+
+
+def test_the_body_pair_path_adds_the_same_bits_as_the_general_one():
+    """A rod's joints (COUPLING and ROTATION between two bodies) take a written-out path in the assembly kernel;
+    it must add to A and b exactly what the general path adds, bit for bit, in a bent and twisted state. A DISTANCE
+    between two bodies and a body-to-world coupling keep the general path in both runs."""
+    from cond_ros.sim.dynamics.potentials import PotentialEnds, _end_layout, assemble_potentials
+    from cond_ros.sim.dynamics.rod import RodMaterial, add_rod
+    from cond_ros.sim.model import per_model
+
+    b = ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    mat = RodMaterial(radius=0.002, density=1259.0, youngs_modulus=1e8, poisson_ratio=0.3, damping_time=0.02)
+    rod = add_rod(b, (0.0, 0.0, 0.5), (0.05, 0.0, 0.5), 8, mat)
+    bodies = [int(i) for i in rod.bodies]
+    b.add_spring(body_point(bodies[0], (0.001, 0.0, 0.0)), body_point(bodies[-1]), stiffness=50.0)
+    b.add_coupling(world_point((0.0, 0.0, 0.5)), body_point(bodies[0]), stiffness=(10.0, 20.0, 30.0))
+    model = b.finalize()
+    pattern = build_pattern(model)
+    rng = np.random.default_rng(3)
+    state = model.state()
+    state.body_q += rng.normal(scale=1e-3, size=state.body_q.shape)
+    state.body_quat = np.roll(Rotation.from_rotvec(rng.normal(scale=0.3, size=(model.body_count, 3))).as_quat(), 1,
+                              axis=1)
+    ends = PotentialEnds(model, state, pattern.max_group_size)
+    kind = per_model(model, _end_layout, None)[0]
+    assert ((kind[:, 0] == 3) & (kind[:, 1] == 3) & (model.potential_type != 1)).sum() >= 14  # the rod's joints
+    results = []
+    for kinds in (kind, np.zeros_like(kind)):  # the real ends, then none taken for BODY: the general path only
+        data, rhs = np.ones(pattern.nnz), np.ones(model.dof_count)
+        assemble_potentials(model.potential_type, model.potential_stiffness, model.potential_rest_length,
+                            model.potential_damping, model.potential_rest_rotation, True, pattern.potential_pairs,
+                            np.ascontiguousarray(kinds), ends.pos, ends.rot, ends.jac_lin, ends.jac_ang, ends.dof,
+                            ends.size, 0.005, pattern.block_slot, data, rhs)
+        results.append((data, rhs))
+    assert np.array_equal(results[0][0], results[1][0]) and np.array_equal(results[0][1], results[1][1])
+    assert np.abs(results[0][0] - 1.0).max() > 1.0  # the rod's blocks were added
