@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..jit import kernel
-from ..kinematics.rigid import quat_integrate
+from ..kinematics.rigid import quat_integrate_into
 from ..model import Model, State
 
 
@@ -28,7 +28,8 @@ def advance(particle_q, particle_qd, body_q, body_quat, body_qd, v_hat, dt, thet
             out_bq[j, r] = body_q[j, r] + dt * v_hat[dof + r]
         for r in range(6):
             out_bqd[j, r] = (v_hat[dof + r] - (1.0 - theta) * body_qd[j, r]) / theta
-        out_bquat[j] = quat_integrate(body_quat[j], v_hat[dof + 3:dof + 6], dt)
+        quat_integrate_into(body_quat[j, 0], body_quat[j, 1], body_quat[j, 2], body_quat[j, 3], v_hat[dof + 3],
+                            v_hat[dof + 4], v_hat[dof + 5], dt, out_bquat, j)
 
 
 def advance_state(model: Model, state: State, v_hat: np.ndarray, dt: float) -> State:
