@@ -156,7 +156,9 @@ def probe(out_path: str, ft_topic: str = "") -> None:
     from sensor_msgs.msg import JointState
 
     from ..cosim import NS_PER_S
+    from .lifetime import is_stop, note_interrupts
     arrivals = {"joint_states": {}, "ft": {}}
+    note_interrupts()  # the SIGINT that ends it can land in rclpy's take_message as a cause-less RuntimeError
     try:
         with rclpy.init(args=[]):
             node = Node("cond_latency_probe")
@@ -170,7 +172,11 @@ def probe(out_path: str, ft_topic: str = "") -> None:
                 node.create_subscription(WrenchStamped, ft_topic, arrived(arrivals["ft"]), 100)
             executor = SingleThreadedExecutor()
             executor.add_node(node)
-            executor.spin()
+            try:
+                executor.spin()
+            except Exception as exc:
+                if not is_stop(exc, node.context):
+                    raise
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     with open(out_path, "w") as fh:
