@@ -7,7 +7,9 @@ Prints the functions with the most own time and the stage table (collision, dyna
 of the loop: control, sensors, CSV row) as medians per step. cProfile adds ~1 us per Python call, so read
 its numbers as shares, and the stage table (taken without the profiler) as times. ``--wall`` adds a third run
 that times the parts of each stage by the wall clock instead (a wrapper around each of ``WALL_PARTS``, ~0.3 us
-a call; the parts of one stage overlap where one calls another). Writes ``results/profile_<scene>.txt``.
+a call; the parts of one stage overlap where one calls another). ``--kernels`` adds a run that times every
+numba kernel called from Python inside ``Simulator.step`` (outermost calls only), and so the time the step
+spends in Python between its kernels. Writes ``results/profile_<scene>.txt``.
 """
 import argparse
 import cProfile
@@ -79,6 +81,66 @@ def _wall_parts(scene, steps: int) -> dict:
     return {name: 1e3 * seconds / steps for name, seconds in spent.items()}
 
 
+def _kernel_time(scene, steps: int) -> tuple:
+    """(ms per step inside ``Simulator.step``, {kernel: (us per step, calls per step)}) over a run of ``steps``,
+    timing each numba kernel that Python code of ``cond_ros.sim`` calls while a step runs (a kernel called by
+    another kernel is inside its caller's time). Run after the kernels are compiled for the scene: a kernel
+    compiled later would find a wrapper where it expects a kernel."""
+    import functools
+    import importlib
+    import pkgutil
+    from numba.core.dispatcher import Dispatcher
+    import cond_ros.sim
+    from cond_ros.sim import simulator
+    from cond_ros.tools import run_scene
+    spent, calls, state = {}, {}, {"inside": False, "depth": 0, "step": 0.0}
+
+    def timed(name, kernel):
+        @functools.wraps(kernel)
+        def wrapper(*args, **kwargs):
+            if state["depth"] or not state["inside"]:
+                return kernel(*args, **kwargs)
+            state["depth"] += 1
+            t = time.perf_counter()
+            try:
+                return kernel(*args, **kwargs)
+            finally:
+                spent[name] = spent.get(name, 0.0) + time.perf_counter() - t
+                calls[name] = calls.get(name, 0) + 1
+                state["depth"] -= 1
+        return wrapper
+
+    def step(original):
+        @functools.wraps(original)
+        def wrapper(*args, **kwargs):
+            state["inside"] = True
+            t = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                state["step"] += time.perf_counter() - t
+                state["inside"] = False
+        return wrapper
+
+    wrappers, patched = {}, []
+    for info in pkgutil.walk_packages(cond_ros.sim.__path__, "cond_ros.sim."):
+        module = importlib.import_module(info.name)
+        for attr, value in list(vars(module).items()):
+            if isinstance(value, Dispatcher):
+                name = f"{value.py_func.__module__.rsplit('.', 1)[-1]}.{value.py_func.__name__}"
+                wrappers.setdefault(id(value), timed(name, value))
+                patched.append((module, attr, value))
+                setattr(module, attr, wrappers[id(value)])
+    patched.append((simulator.Simulator, "step", simulator.Simulator.__dict__["step"]))
+    simulator.Simulator.step = step(simulator.Simulator.step)
+    try:
+        run_scene(scene, steps, progress=False)
+    finally:
+        for owner, attr, original in reversed(patched):
+            setattr(owner, attr, original)
+    return 1e3 * state["step"] / steps, {name: (1e6 * spent[name] / steps, calls[name] / steps) for name in spent}
+
+
 def _scene(name: str, segments):
     from cond_ros.scenes import edited_scene
 
@@ -94,6 +156,8 @@ def main():
     parser.add_argument("--steps", type=int, default=500)
     parser.add_argument("--top", type=int, default=40)
     parser.add_argument("--wall", action="store_true", help="also time the parts of each stage by the wall clock")
+    parser.add_argument("--kernels", action="store_true",
+                        help="also time the kernels the step calls, and so the Python between them")
     args = parser.parse_args()
     if args.steps < 1:
         sys.exit("profile_step: --steps must be >= 1")
@@ -110,6 +174,11 @@ def main():
         for reset in (scene.simulator, *scene.sensors):
             reset.reset()
         parts = _wall_parts(scene, args.steps)
+    kernels = None
+    if args.kernels:
+        for reset in (scene.simulator, *scene.sensors):
+            reset.reset()
+        kernels = _kernel_time(scene, args.steps)
     scene.simulator.reset()
     for sensor in scene.sensors:
         sensor.reset()
@@ -129,6 +198,16 @@ def main():
         text.write("by the wall clock, ms per step (mean; a part's callers include it):\n")
         for name, value in sorted(parts.items(), key=lambda item: -item[1]):
             text.write(f"  {name:40s} {value:7.3f}\n")
+        text.write("\n")
+    if kernels is not None:
+        step_ms, table = kernels
+        in_kernels = sum(us for us, _ in table.values()) / 1e3
+        count = sum(n for _, n in table.values())
+        glue = step_ms - in_kernels
+        text.write(f"Simulator.step {step_ms:.3f} ms per step: {in_kernels:.3f} ms in {count:.0f} kernel calls from "
+                   f"Python, {glue:.3f} ms ({100 * glue / step_ms:.0f} %) in Python between them\n")
+        for name, (us, per_step_calls) in sorted(table.items(), key=lambda item: -item[1][0]):
+            text.write(f"  {name:45s} {us:8.1f} us  {per_step_calls:5.1f} a step\n")
         text.write("\n")
     stats = pstats.Stats(profiler, stream=text)
     stats.sort_stats("tottime").print_stats(args.top)
