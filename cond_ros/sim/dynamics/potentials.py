@@ -31,6 +31,7 @@ class PotentialEnds:
         pos: end point [m], (U, 2, 3). rot: end frame, (U, 2, 3, 3).
         jac_lin, jac_ang: linear velocity of the point and angular velocity of the frame on the owner's
             DOFs, zero-padded, (U, 2, 3, width).
+        kind: the ends' :class:`~cond_ros.sim.model.PointKind`, (U, 2).
         dof, size: owner's first DOF and DOF count (size 0 for a world end), (U, 2).
     """
 
@@ -38,6 +39,7 @@ class PotentialEnds:
         """``potentials``: indices of the potentials to evaluate (default all); the arrays follow their order."""
         which = None if potentials is None else tuple(int(u) for u in potentials)
         kind, index, local, on_robot = per_model(model, _end_layout, which)
+        self.kind = kind
         count = len(kind)
         self.pos = np.zeros((count, 2, 3))
         self.rot = np.zeros((count, 2, 3, 3))
@@ -419,7 +421,7 @@ def assemble_model_potentials(model: Model, pattern, state: State, dt: float, da
         assemble_potentials(model.potential_type, model.potential_stiffness, model.potential_rest_length,
                             model.potential_damping, model.potential_rest_rotation,
                             model.damping_policy == DampingPolicy.GEOMETRIC, pattern.potential_pairs,
-                            per_model(model, _end_layout, None)[0], ends.pos, ends.rot, ends.jac_lin, ends.jac_ang,
+                            ends.kind, ends.pos, ends.rot, ends.jac_lin, ends.jac_ang,
                             ends.dof, ends.size, model.integration_theta * dt, pattern.block_slot, data, b)
     return ends
 

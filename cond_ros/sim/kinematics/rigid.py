@@ -72,18 +72,11 @@ def quats_to_matrices(quats):
     return out
 
 
-@kernel
-def quat_integrate(q, omega, dt):
-    """q advanced by the world angular velocity ``omega`` over ``dt``: exp(omega dt) * q, renormalised."""
-    out = np.empty((1, 4))
-    quat_integrate_into(q[0], q[1], q[2], q[3], omega[0], omega[1], omega[2], dt, out, 0)
-    return out[0]
-
-
 @leaf_kernel
 def quat_integrate_into(w, x, y, z, omega0, omega1, omega2, dt, out, row):
-    """:func:`quat_integrate` of (w, x, y, z) by (omega0, omega1, omega2) into ``out[row]``, for kernels that
-    call it per body (two arrays made per body cost ~0.1 us each)."""
+    """The unit quaternion (w, x, y, z) advanced by the world angular velocity (omega0, omega1, omega2) over
+    ``dt``, exp(omega dt) * q renormalised, into ``out[row]``: written into the caller's array, as kernels call it
+    per body (two arrays made per body cost ~0.1 us each)."""
     angle = np.sqrt(omega0 ** 2 + omega1 ** 2 + omega2 ** 2) * dt
     if angle < 1e-12:
         # Second-order small-angle form keeps the step smooth through zero rotation.

@@ -120,9 +120,8 @@ def test_the_body_pair_path_adds_the_same_bits_as_the_general_one():
     """A rod's joints (COUPLING and ROTATION between two bodies) take a written-out path in the assembly kernel;
     it must add to A and b exactly what the general path adds, bit for bit, in a bent and twisted state. A DISTANCE
     between two bodies and a body-to-world coupling keep the general path in both runs."""
-    from cond_ros.sim.dynamics.potentials import PotentialEnds, _end_layout, assemble_potentials
+    from cond_ros.sim.dynamics.potentials import PotentialEnds, assemble_potentials
     from cond_ros.sim.dynamics.rod import RodMaterial, add_rod
-    from cond_ros.sim.model import per_model
 
     b = ModelBuilder(gravity=(0.0, 0.0, 0.0))
     mat = RodMaterial(radius=0.002, density=1259.0, youngs_modulus=1e8, poisson_ratio=0.3, damping_time=0.02)
@@ -138,7 +137,7 @@ def test_the_body_pair_path_adds_the_same_bits_as_the_general_one():
     state.body_quat = np.roll(Rotation.from_rotvec(rng.normal(scale=0.3, size=(model.body_count, 3))).as_quat(), 1,
                               axis=1)
     ends = PotentialEnds(model, state, pattern.max_group_size)
-    kind = per_model(model, _end_layout, None)[0]
+    kind = ends.kind
     assert ((kind[:, 0] == 3) & (kind[:, 1] == 3) & (model.potential_type != 1)).sum() >= 14  # the rod's joints
     results = []
     for kinds in (kind, np.zeros_like(kind)):  # the real ends, then none taken for BODY: the general path only
