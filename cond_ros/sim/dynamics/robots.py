@@ -83,7 +83,7 @@ def _add_robot_rows(mass, mass_qd, bias, gravity_stiffness, kp, kd, damping, eff
 @kernel
 def gravity_hessian(link_parent, joint_type, joint_dof, joint_multiplier, link_mass, link_com, link_pose,
                     joint_axis_world, gravity, out):
-    """out (n x n) = d g / d q, g(q) the gravity torques of :func:`gravity_forces`, in closed form.
+    """out (n x n) = d g / d q, g(q) the gravity torques (``bias_forces`` at qd = 0), in closed form.
 
     With G = -gravity, joint i (world axis a_i through p_i, the origin of its child link) carries the links
     of its subtree S_i, of mass M_i and mass moment C_i = sum m_l c_l; w_i = C_i - M_i p_i. Then
@@ -162,18 +162,6 @@ def spd_projection(sym):
     half the cost of calling them from Python)."""
     values, vectors = np.linalg.eigh(sym)
     return (vectors * np.maximum(values, 0.0)) @ vectors.T
-
-
-@kernel
-def link_point_jacobians(point_link, points, link_parent, joint_type, joint_dof, joint_multiplier, link_pose,
-                         joint_axis_world, dof_count, out):
-    """out[k, :, :dof_count] = the first out.shape[1] rows (3: linear; 6: and angular) of the Jacobian of world
-    point k fixed to link point_link[k]."""
-    scratch = np.empty((6, dof_count))
-    for k in range(points.shape[0]):
-        point_jacobian_articulated(point_link[k], points[k], link_parent, joint_type, joint_dof, joint_multiplier,
-                                   link_pose, joint_axis_world, scratch)
-        out[k, :, :dof_count] = scratch[:out.shape[1]]
 
 
 @kernel

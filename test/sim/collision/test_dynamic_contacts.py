@@ -45,3 +45,61 @@ def test_points_near_a_fast_spinning_box_are_found_exactly_as_the_exact_test_say
     expected = touching_by_definition(model, state)
     assert len(expected) > 20
     assert found == expected
+
+
+
+def test_moving_volumes_follow_their_bodies_and_links_as_finite_differences_say():
+    """Each volume's world pose against the rotation or link pose it hangs from (scipy's quaternion, numpy's
+    4 x 4 products), and its twist against the rigid-body formula or a central difference of those poses
+    along the state's velocity."""
+    import pathlib
+
+    from scipy.spatial.transform import Rotation
+
+    from cond_ros.sim import load_urdf
+    from cond_ros.sim.collision.dynamic_contacts import moving_volumes
+    from cond_ros.sim.dynamics.robots import robot_kinematics
+
+    urdf = pathlib.Path(__file__).resolve().parents[3] / "urdf" / "panda.urdf"
+    builder = ModelBuilder()
+    for k in range(2):
+        body = builder.add_body((0.5, 0.1 * k, 0.3), mass=0.4, inertia=box_inertia(0.4, HALF))
+        builder.add_shape_box(body, HALF, center=(0.01, -0.02, 0.03 * k))
+    builder.add_articulation(load_urdf(str(urdf), mesh_primitives=False))
+    model = builder.finalize()
+    rng = np.random.default_rng(3)
+    state = model.state()
+    state.robot_q[:] += rng.uniform(-0.3, 0.3, state.robot_q.shape)
+    state.robot_qd[:] = rng.normal(0.0, 1.0, state.robot_qd.shape)
+    state.body_qd[:] = rng.normal(0.0, 1.0, state.body_qd.shape)
+    state.body_quat[:] = Rotation.random(len(state.body_quat), random_state=4).as_quat(scalar_first=True)
+    volumes = moving_volumes(model, state, robot_kinematics(model, state))
+    n_s = len(model.shape_body)
+    assert n_s == 2 and volumes.count > n_s
+    for k, body in enumerate(model.shape_body):
+        rot = Rotation.from_quat(state.body_quat[body], scalar_first=True).as_matrix()
+        arm = rot @ model.shape_pos[k]
+        np.testing.assert_allclose(volumes.pos[k], state.body_q[body] + arm, atol=1e-14)
+        np.testing.assert_allclose(volumes.rot[k], rot @ model.shape_rot[k], atol=1e-14)
+        w = state.body_qd[body, 3:]
+        np.testing.assert_allclose(volumes.twist[k, :3], state.body_qd[body, :3] + np.cross(w, arm), atol=1e-13)
+        np.testing.assert_array_equal(volumes.twist[k, 3:], w)
+
+    art = model.robots[0]
+    geoms = [g for g in range(len(art.geom_link)) if np.any(volumes.link[n_s:] == art.geom_link[g])]
+
+    def poses(q):
+        moved = model.state()
+        moved.robot_q[:] = q
+        kin = robot_kinematics(model, moved)[0]
+        return np.array([kin.link_pose[art.geom_link[g]] @ art.geom_origin[g] for g in geoms])
+
+    eps = 1e-6
+    now, ahead, behind = (poses(state.robot_q + s * eps * state.robot_qd) for s in (0.0, 1.0, -1.0))
+    assert len(now) == volumes.count - n_s
+    np.testing.assert_allclose(volumes.pos[n_s:], now[:, :3, 3], atol=1e-14)
+    np.testing.assert_allclose(volumes.rot[n_s:], now[:, :3, :3], atol=1e-14)
+    np.testing.assert_allclose(volumes.twist[n_s:, :3], (ahead[:, :3, 3] - behind[:, :3, 3]) / (2 * eps), atol=1e-7)
+    turn = (ahead[:, :3, :3] - behind[:, :3, :3]) / (2 * eps) @ np.transpose(now[:, :3, :3], (0, 2, 1))  # [w]x
+    np.testing.assert_allclose(volumes.twist[n_s:, 3:], np.stack([turn[:, 2, 1], turn[:, 0, 2], turn[:, 1, 0]], 1),
+                               atol=1e-7)
