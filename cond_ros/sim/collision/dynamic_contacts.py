@@ -344,7 +344,10 @@ def _node_pairs(pos, radius, vel, chain, rest, candidates, margin, dt, arc_facto
     count = 0
     # one occupied cell (the run [first, last) of sorted_key) at a time against the 9 runs of keys k - 1 ..
     # k + 1 (a column of 3 cells along z) around it, each pair once (sorted position sb > sa): ~3x fewer
-    # searches and half the tests of a 27-cell search per node (0.24 ms at 320 nodes)
+    # searches and half the tests of a 27-cell search per node (0.24 ms at 320 nodes). The cells come in
+    # ascending key, so each of the 9 runs' starts only moves forward: a pointer per run, not a binary search
+    # per cell (~15 us a step at 160 rod nodes)
+    run_start = np.zeros(9, np.int64)
     first = 0
     while first < n:
         last = first + 1
@@ -354,7 +357,11 @@ def _node_pairs(pos, radius, vel, chain, rest, candidates, margin, dt, arc_facto
         for ox in range(-1, 2):
             for oy in range(-1, 2):
                 k = ((coords[c, 0] + 1 + ox) * dims[1] + coords[c, 1] + 1 + oy) * dims[2] + coords[c, 2] + 1
-                lo_run = np.searchsorted(sorted_key, k - 1)
+                run = 3 * (ox + 1) + oy + 1
+                lo_run = run_start[run]
+                while lo_run < n and sorted_key[lo_run] < k - 1:
+                    lo_run += 1
+                run_start[run] = lo_run
                 hi_run = lo_run
                 while hi_run < n and sorted_key[hi_run] <= k + 1:
                     hi_run += 1

@@ -32,6 +32,7 @@ with a_n the normal contact velocity at the start of the step.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 
@@ -39,7 +40,6 @@ from ..dynamics.assembly import SystemPattern
 from ..dynamics.robots import joint_limit_candidates, robot_contact_points, robot_kinematics, robot_point_motion
 from ..jit import kernel, leaf_kernel
 from ..kinematics.rigid import cross3, point_jacobian, quats_to_matrices
-from ..linalg import jacobian_velocity
 from ..model import Model, State, per_model
 from .colliders import detect_point_contacts
 from .dynamic_contacts import detect_dynamic_contacts, detect_node_pairs
@@ -168,11 +168,22 @@ def contact_offsets(frame, owner_dof_a, size_a, jac_a, owner_dof_b, size_b, jac_
     Nodes are given by their owner (first DOF in v_k, DOF count, point Jacobian); owner_dof_b = -1
     marks an S-contact.
     """
+    # scalars: a BLAS product and two new arrays per contact cost ~0.2 us each (~150 contacts a step)
+    vel = np.empty(3)
+    a = np.empty(3)
     for m in range(frame.shape[0]):
-        vel = jacobian_velocity(v_k, owner_dof_a[m], size_a[m], jac_a[m])
-        if owner_dof_b[m] >= 0:
-            vel = vel - jacobian_velocity(v_k, owner_dof_b[m], size_b[m], jac_b[m])
-        a = frame[m] @ vel
+        for e in range(3):
+            total = 0.0
+            for r in range(size_a[m]):
+                total += jac_a[m, e, r] * v_k[owner_dof_a[m] + r]
+            if owner_dof_b[m] >= 0:
+                other = 0.0
+                for r in range(size_b[m]):
+                    other += jac_b[m, e, r] * v_k[owner_dof_b[m] + r]
+                total -= other
+            vel[e] = total
+        for e in range(3):
+            a[e] = frame[m, e, 0] * vel[0] + frame[m, e, 1] * vel[1] + frame[m, e, 2] * vel[2]
         g = gap[m]
         if g > 0.0:
             bound = min(0.0, -g / dt - (1.0 - theta) * a[0])
@@ -292,19 +303,15 @@ def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: fl
     pos, vel, jac = _moving_columns(model, state, layout, robot)
     radius, mu, group, node, active, tested = (layout[k] for k in ("radius", "mu", "group", "node", "active", "tested"))
     point_kind, point_index = layout["kind"], layout["index"]
-    rows = _Rows(width)
+    rows = _Rows(width, (layout["dof"], layout["size"], jac, group, node, layout["link"]))
     if tested is None:
         found = detect_point_contacts(pos, radius, vel, model, model.contact_margin, dt)
         hit = found.point_index
     else:
         found = detect_point_contacts(pos[tested], radius[tested], vel[tested], model, model.contact_margin, dt)
         hit = tested[found.point_index]
-    sides = (layout["dof"], layout["size"], jac, group, node, layout["link"])
-
-    def point_side(i):
-        return tuple(column[i] for column in sides)
     rows.add_batch(found.frame, found.gap, found.position, found.collider, point_kind[hit], point_index[hit],
-                   np.maximum(mu[hit], model.collider_mu[found.collider]), point_side(hit))
+                   np.maximum(mu[hit], model.collider_mu[found.collider]), hit)
     limits = joint_limit_candidates(model, state, dt, width) if model.robots else []
     if limits:
         joint, side, gap, l_dof, l_size, l_jac, l_group = (np.array(column) for column in zip(*limits))
@@ -318,7 +325,7 @@ def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: fl
     if k:
         i = dynamic["point"]
         rows.add_batch(dynamic["frame"], dynamic["gap"], dynamic["position"], np.full(k, -1), point_kind[i],
-                       point_index[i], dynamic["friction"], point_side(i),
+                       point_index[i], dynamic["friction"], i,
                        (dynamic["dof_b"], dynamic["size_b"], dynamic["jac_b"], dynamic["group_b"], np.zeros(k, bool),
                         dynamic["link_b"]))
     pairs, frame, gap, position = detect_node_pairs(model, pos, radius, vel, layout["pair_node"], layout["chain"],
@@ -326,7 +333,7 @@ def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: fl
     if len(pairs):
         i, j = pairs[:, 0], pairs[:, 1]
         rows.add_batch(frame, gap, position, np.full(len(i), -1), point_kind[i], point_index[i],
-                       np.maximum(mu[i], mu[j]), point_side(i), point_side(j))
+                       np.maximum(mu[i], mu[j]), i, j)
     return rows.finish(model, pattern, state, dt, kinematics or None)
 
 
@@ -380,17 +387,49 @@ _FIELD_TYPES = (float, float, float, np.int64, np.int64, np.int64, float)  # fra
 _SIDE_TYPES = (np.int64, np.int64, float, np.int64, bool, np.int64)  # dof, size, jac, group, node, link
 
 
+@functools.lru_cache(maxsize=None)
+def _no_side(width: int) -> tuple:
+    """The side columns (dof, size, J, group, node, link) of a side with no owner: an S-contact's side b."""
+    return (np.full(1, -1, np.int64), np.full(1, -1, np.int64), np.zeros((1, 3, width)), np.full(1, -1, np.int64),
+            np.zeros(1, np.bool_), np.full(1, -1, np.int64))
+
+
 @kernel
-def _nodalize(frame, gap, position, collider, kind, index, friction, a_dof, a_size, a_jac, a_group, a_node, a_link,
-              b_dof, b_size, b_jac, b_group, b_node, b_link, dof_count):
+def _gather_sides(rows, p_dof, p_size, p_jac, p_group, p_node, p_link, g_dof, g_size, g_jac, g_group, g_node, g_link):
+    """The side columns of each contact: row r >= 0 of the point table (p_*), or row -1 - r of the given sides
+    (g_*)."""
+    m = rows.shape[0]
+    dof, size, group, link = np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m, np.int64)
+    jac = np.empty((m, 3, p_jac.shape[2]))
+    node = np.empty(m, np.bool_)
+    for c in range(m):
+        r = rows[c]
+        if r >= 0:
+            dof[c], size[c], group[c], node[c], link[c] = p_dof[r], p_size[r], p_group[r], p_node[r], p_link[r]
+            jac[c] = p_jac[r]
+        else:
+            r = -1 - r
+            dof[c], size[c], group[c], node[c], link[c] = g_dof[r], g_size[r], g_group[r], g_node[r], g_link[r]
+            jac[c] = g_jac[r]
+    return dof, size, jac, group, node, link
+
+
+@kernel
+def _nodalize(frame, gap, position, collider, kind, index, friction, rows_a, rows_b, p_dof, p_size, p_jac, p_group,
+              p_node, p_link, g_dof, g_size, g_jac, g_group, g_node, g_link, dof_count):
     """:meth:`_Rows.finish` on the collected contacts: their order (by the first owner's group, then into the
     groups of :func:`_contact_groups`), each contact's nodes (its own node, or a virtual node numbered by owner
     group: side a's, then side b's, in order) and the virtual nodes' owners. A kernel: as ~40 numpy calls on
     ~150 contacts it cost ~115 us a step.
 
-    Returns the fields, side a's (dof, size, jac, group) and side b's (dof, size, jac) in contact order, dof_a,
-    dof_b, link (m, 2), vn_dof, vn_size, vn_jac, vn_group and the groups' starts.
+    ``rows_a``, ``rows_b``: each contact's sides, as rows of the point table p_* (>= 0) or of the given sides g_*
+    (-1 - row; :class:`_Rows`). Returns the fields, side a's (dof, size, jac, group) and side b's (dof, size, jac)
+    in contact order, dof_a, dof_b, link (m, 2), vn_dof, vn_size, vn_jac, vn_group and the groups' starts.
     """
+    a_dof, a_size, a_jac, a_group, a_node, a_link = _gather_sides(rows_a, p_dof, p_size, p_jac, p_group, p_node,
+                                                                  p_link, g_dof, g_size, g_jac, g_group, g_node, g_link)
+    b_dof, b_size, b_jac, b_group, b_node, b_link = _gather_sides(rows_b, p_dof, p_size, p_jac, p_group, p_node,
+                                                                  p_link, g_dof, g_size, g_jac, g_group, g_node, g_link)
     by_owner = np.argsort(a_group, kind="mergesort")  # stable
     order, group_start = _contact_groups(a_dof[by_owner], a_node[by_owner], b_dof[by_owner], b_node[by_owner])
     order = by_owner[order]
@@ -440,41 +479,57 @@ def _nodalize(frame, gap, position, collider, kind, index, friction, a_dof, a_si
 class _Rows:
     """Collects contacts, then nodalizes them (module docstring).
 
-    A contact side is (owner dof, owner size, J, owner DOF group, is-a-node, robot link or -1). Node sides
-    act on the node
-    directly; every other side gets a virtual node. Virtual nodes are numbered owner by owner (the
-    solver's force warm start relies on each owner's nodes being one run). Contacts sharing a node are
-    joined into one group (union-find) and stored as one run; ``group_start`` marks the runs.
+    A contact side is (owner dof, owner size, J, owner DOF group, is-a-node, robot link or -1): a contact point's
+    is a row of the step's point table, given by the point's index; any other side (a joint limit's, a moving
+    volume's) is given as such arrays. Node sides act on the node directly; every other side gets a virtual
+    node. Virtual nodes are numbered owner by owner (the solver's force warm start relies on each owner's nodes
+    being one run). Contacts sharing a node are joined into one group (union-find) and stored as one run;
+    ``group_start`` marks the runs.
     """
 
-    def __init__(self, width):
+    def __init__(self, width, points):
+        """``points``: the step's point table, the side columns (dof, size, J, group, node, link) by point."""
         self.width = width
-        self.batches = []
+        self.points = points
+        self.fields = []
+        self.rows_a, self.rows_b = [], []  # per batch: a point's index (>= 0), or -1 - a row of ``given``
+        self.given = [_no_side(width)]  # row 0: an S-contact's side b, which has no owner
+        self.given_count = 1
+
+    def _rows(self, side, k):
+        if isinstance(side, np.ndarray):
+            return side
+        first = self.given_count
+        self.given.append(side)
+        self.given_count += k
+        return -1 - np.arange(first, first + k)
 
     def add_batch(self, frame, gap, position, collider, kind, index, friction, side_a, side_b=None):
-        """k contacts at once: every field an array of k rows, a side a tuple of such arrays (a wound cable
-        has hundreds of contacts with the post; one Python call per contact cost ~1 ms a step)."""
+        """k contacts at once: every field an array of k rows, a side the indices of k contact points or a
+        tuple of side columns (a wound cable has hundreds of contacts with the post; one Python call per
+        contact cost ~1 ms a step); no ``side_b``: S-contacts."""
         k = len(gap)
-        if side_b is None:
-            side_b = (np.full(k, -1, np.int64), np.full(k, -1, np.int64), np.zeros((k, 3, self.width)),
-                      np.full(k, -1, np.int64), np.zeros(k, bool), np.full(k, -1, np.int64))
-        self.batches.append((frame, gap, position, collider, kind, index, friction, side_a, side_b))
+        self.fields.append((frame, gap, position, collider, kind, index, friction))
+        self.rows_a.append(self._rows(side_a, k))
+        self.rows_b.append(np.full(k, -1, np.int64) if side_b is None else self._rows(side_b, k))
 
     def finish(self, model, pattern, state, dt, kinematics) -> ContactSet:
-        width = self.width
-        if self.batches:
-            fields = [np.ascontiguousarray(np.concatenate([batch[j] for batch in self.batches]), dtype=t)
-                      for j, t in enumerate(_FIELD_TYPES)]
-            sides = [np.ascontiguousarray(np.concatenate([batch[j][k] for batch in self.batches]), dtype=t)
-                     for j in (7, 8) for k, t in enumerate(_SIDE_TYPES)]
+        if not self.fields:
+            self.add_batch(np.zeros((0, 3, 3)), np.zeros(0), np.zeros((0, 3)), *(np.zeros(0, np.int64),) * 3,
+                           np.zeros((0, 2)), np.zeros(0, np.int64))
+        if len(self.fields) == 1:  # one batch (most steps): nothing to join
+            fields = [np.ascontiguousarray(x, dtype=t) for x, t in zip(self.fields[0], _FIELD_TYPES)]
+            rows_a, rows_b = (np.ascontiguousarray(x, dtype=np.int64) for x in (self.rows_a[0], self.rows_b[0]))
         else:
-            fields = [np.zeros((0, 3, 3)), np.zeros(0), np.zeros((0, 3)), np.zeros(0, np.int64),
-                      np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 2))]
-            sides = [np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 3, width)), np.zeros(0, np.int64),
-                     np.zeros(0, bool), np.zeros(0, np.int64)] * 2
+            fields = [np.ascontiguousarray(np.concatenate([batch[j] for batch in self.fields]), dtype=t)
+                      for j, t in enumerate(_FIELD_TYPES)]
+            rows_a, rows_b = (np.concatenate(rows).astype(np.int64) for rows in (self.rows_a, self.rows_b))
+        given = self.given[0] if len(self.given) == 1 else [
+            np.ascontiguousarray(np.concatenate([side[k] for side in self.given]), dtype=t)
+            for k, t in enumerate(_SIDE_TYPES)]
         (frame, gap, position, collider, kind, index, friction, a_dof, a_size, a_jac, a_group, b_dof, b_size, b_jac,
-         dof_a, dof_b, link, vn_dof, vn_size, vn_jac, vn_group, group_start) = _nodalize(*fields, *sides,
-                                                                                        model.dof_count)
+         dof_a, dof_b, link, vn_dof, vn_size, vn_jac, vn_group, group_start) = _nodalize(
+            *fields, rows_a, rows_b, *self.points, *given, model.dof_count)
         m = len(gap)
         offset = np.empty((m, 3))
         if m:
