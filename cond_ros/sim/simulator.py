@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 
+from .collision.dynamic_contacts import NodePairList
 from .collision.nodalization import ContactSet, build_contact_set
 from .dynamics.assembly import build_pattern
 from .model import Control, Model, State
@@ -51,6 +52,7 @@ class Simulator:
         self.control: Control = model.control()
         self.contacts: ContactSet | None = None
         self.previous_state: State | None = None  # the state before the last step (sensors read the step)
+        self.node_pairs = NodePairList()  # self-contact candidates kept across steps
 
     def reset(self, state: State | None = None) -> None:
         """Back to the model's initial state (or ``state``); clears warm starts."""
@@ -80,7 +82,7 @@ class Simulator:
         when the step fails (a non-finite result, a singular system), nothing changes then."""
         control = self._checked_control(control if control is not None else self.control)
         t0 = time.perf_counter()
-        contacts = build_contact_set(self.model, self.pattern, self.state, self.dt)
+        contacts = build_contact_set(self.model, self.pattern, self.state, self.dt, self.node_pairs)
         collision_ms = 1e3 * (time.perf_counter() - t0)
         try:
             new_state, stats = self.solver.step(self.state, control, contacts, self.dt)

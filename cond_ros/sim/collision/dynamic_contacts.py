@@ -288,7 +288,7 @@ def detect_dynamic_contacts(model: Model, state: State, kinematics: list, points
 
 
 @leaf_kernel
-def _within_reach(i, j, pos, radius, vel, chain, rest, margin, dt, arc_factor):
+def _within_reach(i, j, pos, radius, vel, chain, rest, margin, dt, arc_factor, min_distance=1e-12):
     """Nodes i and j may touch during the step (and are not neighbours at rest on one chain).
 
     Scalar arithmetic only: a temporary array per candidate pair cost 3 ms at 320 nodes.
@@ -307,11 +307,11 @@ def _within_reach(i, j, pos, radius, vel, chain, rest, margin, dt, arc_factor):
     uy = vel[i, 1] - vel[j, 1]
     uz = vel[i, 2] - vel[j, 2]
     speed = np.sqrt(ux * ux + uy * uy + uz * uz)
-    return dist - radius[i] - radius[j] < margin + 2.0 * dt * speed and dist > 1e-12
+    return dist - radius[i] - radius[j] < margin + 2.0 * dt * speed and dist > min_distance
 
 
 @kernel
-def _node_pairs(pos, radius, vel, chain, rest, candidates, margin, dt, arc_factor):
+def _node_pairs(pos, radius, vel, chain, rest, candidates, margin, dt, arc_factor, min_distance=1e-12):
     """(i, j) of node pairs within reach, i < j, excluding near neighbours at rest on a chain; shape (pairs, 2),
     in the order of a double loop over ``candidates`` (ascending), whatever the search.
 
@@ -370,7 +370,7 @@ def _node_pairs(pos, radius, vel, chain, rest, candidates, margin, dt, arc_facto
                         ci = min(order[sa], order[sb])
                         cj = max(order[sa], order[sb])
                         if not _within_reach(candidates[ci], candidates[cj], pos, radius, vel, chain, rest, margin,
-                                             dt, arc_factor):
+                                             dt, arc_factor, min_distance):
                             continue
                         found = _grow(found, count)
                         found[count, 0] = ci
@@ -412,16 +412,102 @@ def _node_pair_geometry(pos, radius, pairs):
     return frame, gap, position
 
 
-def detect_node_pairs(model: Model, pos, radius, vel, node, chain, rest, dt: float):
+class NodePairList:
+    """Candidate node pairs kept across steps (a Verlet list): the pairs within ``margin + skin`` of touching,
+    velocities aside, at the positions of the search that listed them (the skin: ``NODE_PAIR_SKIN`` node
+    diameters, plus what the nodes' speed then asks for). While every node has moved less than
+    d and moves slower than v, with 2 d + 4 dt v below the skin, a pair within reach now (gap < margin +
+    2 dt |v_i - v_j|) was within margin + skin then, so testing the listed pairs finds exactly the pairs the
+    full search would, in its order. A wound cable's nodes move ~0.2 mm a step: the grid search (~50 us a step
+    at 320 rod nodes) runs every few steps instead of every step. Held by one simulator: a list only ever
+    answers for the model and candidates it was built for. A list that would hold more than
+    ``NODE_PAIR_LIST_MAX`` pairs a node is given up for its model: every call is a full search then."""
+
+    def __init__(self):
+        self.model = None
+        self.candidates = None
+        self.built = None  # the candidates' positions at the search
+        self.pairs = None
+        self.skin = 0.0
+        self.searches = 0  # full searches made (for tests and profiles)
+
+    def pairs_within_reach(self, model: Model, pos, radius, vel, chain, rest, candidates, dt: float) -> np.ndarray:
+        margin = model.contact_margin
+        if self.model is model and self.candidates is candidates and self.pairs is None:  # a list does not pay
+            return _node_pairs(pos, radius, vel, chain, rest, candidates, margin, dt, SELF_CONTACT_ARC)
+        if not (self.model is model and self.candidates is candidates
+                and _list_holds(pos, vel, candidates, self.built, self.skin, dt)):
+            # wide enough for the nodes' speed now (with a quarter to spare), so that the list holds at least
+            # for the step it is built in
+            speed = float(np.max(np.sqrt(np.einsum("ij,ij->i", vel[candidates], vel[candidates]))))
+            self.skin = NODE_PAIR_SKIN * 2.0 * float(np.max(radius[candidates])) + 1.25 * 4.0 * dt * speed
+            self.pairs = _node_pairs(pos, radius, np.zeros_like(vel), chain, rest, candidates, margin + self.skin, dt,
+                                     SELF_CONTACT_ARC, -1.0)
+            self.model, self.candidates, self.built = model, candidates, pos[candidates]
+            self.searches += 1
+            if len(self.pairs) > NODE_PAIR_LIST_MAX * len(candidates):
+                # an FEM surface lists ~10 pairs a node (soft_gripper: the list's tests cost more than searches)
+                self.pairs = None
+                return _node_pairs(pos, radius, vel, chain, rest, candidates, margin, dt, SELF_CONTACT_ARC)
+        return _listed_pairs(pos, radius, vel, chain, rest, self.pairs, margin, dt, SELF_CONTACT_ARC)
+
+
+#: a node pair list's skin in node diameters (beyond what the nodes' speed asks for): wider, fewer searches and
+#: more listed pairs to test each step (panda_cable, 320 segments, dt 10 ms: a search every 5 / 10 steps at 1 / 2
+#: diameters, the node pairs 33 / 38 us a step with the searches, 52 without a list)
+NODE_PAIR_SKIN = 1.0
+#: a list with more pairs than this per candidate node is given up for the model (panda_cable lists ~1 a node,
+#: the FEM scenes 2.7 to 12.5)
+NODE_PAIR_LIST_MAX = 3.0
+
+
+@kernel
+def _list_holds(pos, vel, candidates, built, skin, dt):
+    """Whether a :class:`NodePairList` built at positions ``built`` still holds every pair within reach:
+    2 max |p - p_built| + 4 dt max |v| below its skin (with 1 % to spare for rounding)."""
+    moved, speed = 0.0, 0.0
+    for ci in range(candidates.shape[0]):
+        i = candidates[ci]
+        moved = max(moved, np.sqrt((pos[i, 0] - built[ci, 0]) ** 2 + (pos[i, 1] - built[ci, 1]) ** 2
+                                   + (pos[i, 2] - built[ci, 2]) ** 2))
+        speed = max(speed, np.sqrt(vel[i, 0] ** 2 + vel[i, 1] ** 2 + vel[i, 2] ** 2))
+    return 2.0 * moved + 4.0 * dt * speed < 0.99 * skin
+
+
+@kernel
+def _listed_pairs(pos, radius, vel, chain, rest, listed, margin, dt, arc_factor):
+    """The pairs of ``listed`` (in its order) within reach now: :func:`_node_pairs`' test on each."""
+    keep = np.empty(listed.shape[0], np.bool_)
+    count = 0
+    for p in range(listed.shape[0]):
+        keep[p] = _within_reach(listed[p, 0], listed[p, 1], pos, radius, vel, chain, rest, margin, dt, arc_factor)
+        count += keep[p]
+    out = np.empty((count, 2), np.int64)
+    k = 0
+    for p in range(listed.shape[0]):
+        if keep[p]:
+            out[k, 0] = listed[p, 0]
+            out[k, 1] = listed[p, 1]
+            k += 1
+    return out
+
+
+def detect_node_pairs(model: Model, pos, radius, vel, node, chain, rest, dt: float, candidates=None,
+                      pair_list: NodePairList | None = None):
     """Sphere-sphere D-contacts between node points that belong to a chain (rod and FEM self-contact, rod-rod,
-    FEM-FEM, rod-FEM); ``rest``: rest coordinates of each point (see ``contacts.self_contact_layout``).
+    FEM-FEM, rod-FEM); ``rest``: rest coordinates of each point (see ``contacts.self_contact_layout``);
+    ``candidates``: the indices of the node points on a chain, if at hand; ``pair_list``: a
+    :class:`NodePairList` to search through (the same pairs; without one, a full search).
 
     Returns (pairs (k, 2): i, j; frame (k, 3, 3); gap (k,); position (k, 3)): the normal points from node j to
     node i.
     """
-    candidates = np.flatnonzero(node & (chain >= 0)).astype(np.int64)
+    if candidates is None:
+        candidates = np.flatnonzero(node & (chain >= 0)).astype(np.int64)
     if len(candidates) < 2:
         pairs = np.zeros((0, 2), np.int64)
+    elif pair_list is not None:
+        pairs = pair_list.pairs_within_reach(model, pos, radius, vel, chain, rest, candidates, dt)
     else:
         pairs = _node_pairs(pos, radius, vel, chain, rest, candidates, model.contact_margin, dt, SELF_CONTACT_ARC)
     return (pairs, *_node_pair_geometry(pos, radius, pairs))

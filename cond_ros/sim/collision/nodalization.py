@@ -42,7 +42,7 @@ from ..jit import kernel, leaf_kernel
 from ..kinematics.rigid import cross3, point_jacobian, quats_to_matrices
 from ..model import Model, State, per_model
 from .colliders import detect_point_contacts
-from .dynamic_contacts import detect_dynamic_contacts, detect_node_pairs
+from .dynamic_contacts import NodePairList, detect_dynamic_contacts, detect_node_pairs
 
 SOURCE_PARTICLE = 0
 SOURCE_BODY_POINT = 1
@@ -232,6 +232,7 @@ def _point_layout(model: Model, width: int) -> dict:
     layout["tested"] = None if layout["active"].all() else np.flatnonzero(layout["active"])
     layout["chain"], layout["rest"] = self_contact_layout(model, n_points)
     layout["pair_node"] = layout["node"] & layout["active"]
+    layout["pair_candidates"] = np.flatnonzero(layout["pair_node"] & (layout["chain"] >= 0)).astype(np.int64)
     return layout
 
 
@@ -291,9 +292,11 @@ def self_contact_layout(model: Model, n_points: int):
     return chain, rest
 
 
-def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: float) -> ContactSet:
+def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: float,
+                      pair_list: NodePairList | None = None) -> ContactSet:
     """The step's contacts: contact points against the static colliders (S), body and robot contact points
-    against other owners' moving volumes (D), and the robot joint limits that may be reached."""
+    against other owners' moving volumes (D), and the robot joint limits that may be reached (``pair_list``:
+    the caller's :class:`~cond_ros.sim.collision.dynamic_contacts.NodePairList`, kept across its steps)."""
     width = pattern.max_group_size
     layout = per_model(model, _point_layout, width)
     kinematics = robot_kinematics(model, state) if model.robots else []
@@ -329,7 +332,7 @@ def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: fl
                        (dynamic["dof_b"], dynamic["size_b"], dynamic["jac_b"], dynamic["group_b"], np.zeros(k, bool),
                         dynamic["link_b"]))
     pairs, frame, gap, position = detect_node_pairs(model, pos, radius, vel, layout["pair_node"], layout["chain"],
-                                                    layout["rest"], dt)
+                                                    layout["rest"], dt, layout["pair_candidates"], pair_list)
     if len(pairs):
         i, j = pairs[:, 0], pairs[:, 1]
         rows.add_batch(frame, gap, position, np.full(len(i), -1), point_kind[i], point_index[i],

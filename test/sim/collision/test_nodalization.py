@@ -113,3 +113,67 @@ def test_grid_node_pair_search_finds_exactly_the_pairs_within_reach_in_loop_orde
     assert len(expected) > 20
     found = _node_pairs(pos, radius, vel, chain, rest, candidates, 1e-3, 0.01, SELF_CONTACT_ARC)
     np.testing.assert_array_equal(found, expected)
+
+
+@pytest.mark.parametrize("seed, spread", [(0, 0.15), (1, 0.15), (2, 0.04)])
+def test_a_node_pair_list_finds_what_the_full_search_finds_at_every_step(seed, spread):
+    """Nodes drifting and jittering over 60 steps, their speeds changing: the list's pairs equal the all-pairs
+    loop's every step, while the grid search runs on only some of them (a sparse cloud), or on all of them
+    once the list would hold too many pairs to pay (a dense one)."""
+    from cond_ros.sim.collision.dynamic_contacts import NODE_PAIR_LIST_MAX, SELF_CONTACT_ARC, NodePairList
+
+    model = ModelBuilder().finalize()
+    rng = np.random.default_rng(seed)
+    n, dt = 300, 0.01
+    pos = rng.uniform(-spread, spread, (n, 3)) * [1.0, 1.0, 0.1]
+    radius = rng.uniform(0.5e-3, 2e-3, n)
+    chain = rng.integers(-1, 3, n)
+    rest = pos + rng.normal(0.0, 2e-3, (n, 3))
+    candidates = np.sort(rng.choice(n, 250, replace=False)).astype(np.int64)
+    drift = rng.normal(0.0, 0.03, (n, 3))
+    pair_list, found_any = NodePairList(), 0
+    for step in range(60):
+        vel = drift * (1.0 + 0.5 * np.sin(0.3 * step)) + rng.normal(0.0, 0.005, (n, 3))
+        pos = pos + dt * vel
+        expected = all_pairs_within_reach(pos, radius, vel, chain, rest, candidates, model.contact_margin, dt,
+                                          SELF_CONTACT_ARC)
+        found = pair_list.pairs_within_reach(model, pos, radius, vel, chain, rest, candidates, dt)
+        np.testing.assert_array_equal(found, expected)
+        found_any += len(found)
+    assert found_any > 30
+    if spread > 0.1:
+        assert 3 <= pair_list.searches <= 40 and len(pair_list.pairs) <= NODE_PAIR_LIST_MAX * len(candidates)
+    else:
+        assert pair_list.pairs is None and pair_list.searches == 1
+
+
+@pytest.mark.parametrize("approach", ["moving", "speeding"])
+def test_a_node_pair_list_searches_again_when_nodes_could_have_come_within_reach(approach):
+    """Two nodes just beyond the list's reach: closing the gap by 1.2 skins between calls (each moving 0.6), or
+    gaining a closing speed worth 1.2 skins in place, brings them within reach; the list must see it."""
+    from cond_ros.sim.collision.dynamic_contacts import NODE_PAIR_SKIN, SELF_CONTACT_ARC, NodePairList
+
+    model = ModelBuilder().finalize()
+    dt, r = 0.01, 1e-3
+    skin = NODE_PAIR_SKIN * 2.0 * r
+    radius, chain = np.full(2, r), np.full(2, -1)
+    candidates = np.arange(2, dtype=np.int64)
+    gap = model.contact_margin + 1.02 * skin
+    pos = np.array([[0.0, 0.0, 0.0], [2 * r + gap, 0.0, 0.0]])
+    vel = np.zeros((2, 3))
+    pair_list = NodePairList()
+
+    def check(pos, vel):
+        expected = all_pairs_within_reach(pos, radius, vel, chain, pos, candidates, model.contact_margin, dt,
+                                          SELF_CONTACT_ARC)
+        found = pair_list.pairs_within_reach(model, pos, radius, vel, chain, pos, candidates, dt)
+        np.testing.assert_array_equal(found, expected)
+        return len(found)
+
+    assert check(pos, vel) == 0
+    if approach == "moving":
+        pos = pos + np.array([[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0]]) * 0.6 * skin
+    else:
+        vel = np.array([[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0]]) * 0.3 * skin / dt
+    assert check(pos, vel) == 1
+    assert pair_list.searches == 2
