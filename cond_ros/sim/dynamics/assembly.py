@@ -223,6 +223,7 @@ def assemble_inertia(particle_mass, particle_qd, particle_force, body_mass, body
     # per body without temporary arrays or BLAS calls (they cost ~380 ns a body, 120 us a step for a 320-segment
     # cable); I = R I_body R^T and the gyroscopic term omega x (I omega) summed in a fixed order
     rot = np.empty((3, 3))
+    turned = np.empty((3, 3))
     inertia = np.empty((3, 3))
     ang_mom = np.empty(3)
     for j in range(body_mass.shape[0]):
@@ -231,11 +232,14 @@ def assemble_inertia(particle_mass, particle_qd, particle_force, body_mass, body
         dof = group_dof[g]
         quat_to_matrix_into(body_quat[j, 0], body_quat[j, 1], body_quat[j, 2], body_quat[j, 3], rot)
         for r in range(3):
+            for k in range(3):  # R I_body, once per entry rather than once per entry of the product
+                turned[r, k] = (rot[r, 0] * body_inertia[j, 0, k] + rot[r, 1] * body_inertia[j, 1, k]
+                                + rot[r, 2] * body_inertia[j, 2, k])
+        for r in range(3):
             for c in range(3):
                 acc = 0.0
                 for k in range(3):
-                    acc += (rot[r, 0] * body_inertia[j, 0, k] + rot[r, 1] * body_inertia[j, 1, k]
-                            + rot[r, 2] * body_inertia[j, 2, k]) * rot[c, k]
+                    acc += turned[r, k] * rot[c, k]
                 inertia[r, c] = acc
         for r in range(3):
             ang_mom[r] = inertia[r, 0] * body_qd[j, 3] + inertia[r, 1] * body_qd[j, 4] + inertia[r, 2] * body_qd[j, 5]
