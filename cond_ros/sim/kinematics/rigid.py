@@ -63,15 +63,6 @@ def cross_vectors(a, b) -> np.ndarray:
     return np.array(cross3((a[0], a[1], a[2]), (b[0], b[1], b[2])))
 
 
-@kernel
-def quats_to_matrices(quats):
-    """Rotation matrices of unit quaternions (k, 4) -> (k, 3, 3)."""
-    out = np.empty((quats.shape[0], 3, 3))
-    for k in range(quats.shape[0]):  # into ``out``: a matrix made per body cost ~50 ns each (a cable's ~320)
-        quat_to_matrix_into(quats[k, 0], quats[k, 1], quats[k, 2], quats[k, 3], out[k])
-    return out
-
-
 @leaf_kernel
 def quat_integrate_into(w, x, y, z, omega0, omega1, omega2, dt, out, row):
     """The unit quaternion (w, x, y, z) advanced by the world angular velocity (omega0, omega1, omega2) over
