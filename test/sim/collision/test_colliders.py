@@ -306,6 +306,26 @@ def test_multiple_colliders_per_point():
         np.testing.assert_array_equal(getattr(again, name), getattr(res, name))
 
 
+def test_the_threaded_two_pass_detection_equals_the_serial_one_pass_bit_for_bit():
+    """Above PARALLEL_MIN_TESTS the contacts come from a threaded count and fill, below from one serial pass:
+    the same contacts, order and bits either way."""
+    from cond_ros.sim.collision.colliders import PARALLEL_MIN_TESTS, _point_contacts_one_pass
+
+    entries = [(CT.PLANE, np.zeros(3), np.eye(3), (0, 0, 0)),
+               (CT.CYLINDER, (0.0, 0.2, 0.2), Rotation.random(random_state=5).as_matrix(), (0.15, 0.2, 0))]
+    col = make_colliders(entries)
+    rng = np.random.default_rng(61)
+    points = rng.uniform((-0.5, -0.5, -0.05), (0.5, 0.5, 0.5), (PARALLEL_MIN_TESTS // 2 + 500, 3))
+    radii = rng.uniform(0.0, 0.03, len(points))
+    velocities = rng.normal(0.0, 0.5, points.shape)
+    threaded = collision.detect_point_contacts(points, radii, velocities, col, 0.01, 0.01)
+    serial = _point_contacts_one_pass(points, radii, velocities, col.collider_type, col.collider_pos,
+                                      col.collider_rot, col.collider_size, 0.01, 0.01)
+    assert threaded.count > 1000
+    for name, value in zip(("point_index", "collider", "position", "normal", "gap", "frame"), serial):
+        np.testing.assert_array_equal(getattr(threaded, name), value)
+
+
 @pytest.mark.parametrize("n_points,n_colliders", [(0, 1), (3, 0), (0, 0), (3, 1)])
 def test_empty_results(n_points, n_colliders):
     """No points, no colliders, or nothing in range give count 0 with shaped empty arrays."""
