@@ -72,3 +72,29 @@ def test_block_weights_reach_the_frobenius_fixed_point_in_fewer_iterations():
     np.testing.assert_allclose(v_b.reshape(-1, 6)[:, 3:], v_f.reshape(-1, 6)[:, 3:], rtol=0, atol=1e-4)
     np.testing.assert_allclose(force_b, force_f, rtol=0, atol=1e-5 * np.abs(force_f).max())
     assert it_b < it_f / 5
+
+
+def test_frobenius_terms_of_a_rod_are_the_dense_diagonal_and_row_norms():
+    """The rod's rows come in DOF groups of six read side by side: a_ii and ||A_i*||^2 of the augmented A (with a
+    box's virtual nodes) against the dense matrix."""
+    from cond_ros.sim.builder import box_inertia
+    from cond_ros.sim.solvers.cond.weights import frobenius_terms
+
+    b = ModelBuilder()
+    b.add_collider_plane(mu=0.3)
+    add_rod(b, (-0.15, 0.0, 0.0009), (0.15, 0.0, 0.006), 20, MATERIAL)
+    box = b.add_body((0.3, 0.0, 0.0095), mass=0.2, inertia=box_inertia(0.2, (0.01, 0.01, 0.01)))
+    b.add_shape_box(box, (0.01, 0.01, 0.01), mu=0.3)
+    for corner in ((-0.01, -0.01, -0.01), (0.01, 0.01, -0.01)):
+        b.add_contact_point(box, corner, mu=0.3)
+    model = b.finalize(damping_policy=DampingPolicy.GEOMETRIC, contact_margin=0.002)
+    state = model.state()
+    contacts = build_contact_set(model, build_pattern(model), state, 0.01)
+    system = SolverCOND(model).assemble(state, model.control(), contacts, 0.01)
+    assert system.vn_count > 0 and np.any(np.diff(system.row_group) == 6)
+    diag, norm2 = np.empty(system.size), np.empty(system.size)
+    frobenius_terms(system.indptr, system.indices, system.data, system.row_group, system.vn_dof, system.vn_size,
+                    system.vn_jac, system.virtual_node_gain, diag, norm2)
+    a = system.matrix().toarray()
+    np.testing.assert_array_equal(diag, np.diag(a))
+    np.testing.assert_allclose(norm2, np.sum(a * a, axis=1), rtol=1e-14, atol=0)
