@@ -436,6 +436,13 @@ def detect_point_contacts(points, radii, velocities, colliders, margin, dt):
 
 
 @kernel
+def _contact_arrays(total):
+    """The (point index, collider, position, normal, gap, frame) arrays of ``total`` point contacts, unset."""
+    return (np.empty(total, np.int64), np.empty(total, np.int64), np.empty((total, 3)), np.empty((total, 3)),
+            np.empty(total), np.empty((total, 3, 3)))
+
+
+@kernel
 def _point_contacts_one_pass(points, radii, velocities, collider_type, collider_pos, collider_rot, collider_size,
                              margin, dt):
     """:func:`_point_contacts` serially in one pass over the tests, each hit's (point, collider, gap, normal) kept
@@ -453,12 +460,7 @@ def _point_contacts_one_pass(points, radii, velocities, collider_type, collider_
                 hit_index[total, 0], hit_index[total, 1] = i, c
                 hit_value[total, 0], hit_value[total, 1], hit_value[total, 2], hit_value[total, 3] = gap, nx, ny, nz
                 total += 1
-    point_index = np.empty(total, np.int64)
-    collider = np.empty(total, np.int64)
-    position = np.empty((total, 3))
-    normal = np.empty((total, 3))
-    gap = np.empty(total)
-    frame = np.empty((total, 3, 3))
+    point_index, collider, position, normal, gap, frame = _contact_arrays(total)
     for k in range(total):
         i, c = hit_index[k, 0], hit_index[k, 1]
         point_index[k], collider[k], gap[k] = i, c, hit_value[k, 0]
@@ -484,12 +486,7 @@ def _point_contacts(points, radii, velocities, collider_type, collider_pos, coll
     for i in range(1, n):
         offsets[i] = offsets[i - 1] + counts[i - 1]
     total = offsets[n - 1] + counts[n - 1]
-    point_index = np.empty(total, np.int64)
-    collider = np.empty(total, np.int64)
-    position = np.empty((total, 3))
-    normal = np.empty((total, 3))
-    gap = np.empty(total)
-    frame = np.empty((total, 3, 3))
+    point_index, collider, position, normal, gap, frame = _contact_arrays(total)
     if total:
         fill_point_contacts(points, radii, velocities, collider_type, collider_pos, collider_rot, collider_size,
                             margin, dt, offsets, point_index, collider, position, normal, gap, frame)
