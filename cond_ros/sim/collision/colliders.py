@@ -49,7 +49,7 @@ _TANGENT_EPS = 1e-6
 # --------------------------------------------------------------------------
 # The helpers down to _point_vs_collider are leaf kernels: they run per point and collider (and per candidate
 # pair in ``dynamic_contacts``), and reference counting their array arguments cost ~4x the arithmetic
-# (count_point_contacts on panda_cable: 46 us with it, 11 us without).
+# (the count pass on panda_cable: 46 us with it, 11 us without).
 @leaf_kernel
 def _to_local(pos, rot, px, py, pz):
     """Express world point ``p`` in the collider frame: ``rot.T @ (p - pos)``."""
@@ -296,7 +296,7 @@ def _fill_point_contacts(points, radii, velocities, collider_type, collider_pos,
                          out_gap, out_frame):
     """Second pass: write the contacts of point ``i`` from slot ``offsets[i]``.
 
-    Inputs as in :func:`count_point_contacts`; ``offsets`` (n,) is the
+    Inputs as in :func:`_count_point_contacts`; ``offsets`` (n,) is the
     exclusive prefix sum of its counts. Within a point, contacts appear in
     increasing collider index order.
 
@@ -330,41 +330,11 @@ def _fill_point_contacts(points, radii, velocities, collider_type, collider_pos,
             k += 1
 
 
-count_point_contacts_serial = kernel(_count_point_contacts)
 count_point_contacts_parallel = parallel_kernel(_count_point_contacts)
-fill_point_contacts_serial = kernel(_fill_point_contacts)
 fill_point_contacts_parallel = parallel_kernel(_fill_point_contacts)
 # below this many point-collider tests, thread start-up costs more than the tests: panda_cable's 410 points
 # against 2 colliders took ~40 us a pass threaded on a loaded 2-core machine, ~11 us serial
 PARALLEL_MIN_TESTS = 20000
-
-
-@kernel
-def count_point_contacts(points, radii, velocities, collider_type, collider_pos,
-                         collider_rot, collider_size, margin, dt, out_count):
-    """:func:`_count_point_contacts`, threaded only for many tests (identical results)."""
-    if points.shape[0] * collider_type.shape[0] >= PARALLEL_MIN_TESTS:
-        count_point_contacts_parallel(points, radii, velocities, collider_type, collider_pos, collider_rot,
-                                      collider_size, margin, dt, out_count)
-    else:
-        count_point_contacts_serial(points, radii, velocities, collider_type, collider_pos, collider_rot,
-                                    collider_size, margin, dt, out_count)
-
-
-@kernel
-def fill_point_contacts(points, radii, velocities, collider_type, collider_pos,
-                        collider_rot, collider_size, margin, dt, offsets,
-                        out_point_index, out_collider, out_position, out_normal,
-                        out_gap, out_frame):
-    """:func:`_fill_point_contacts`, threaded only for many tests (identical results)."""
-    if points.shape[0] * collider_type.shape[0] >= PARALLEL_MIN_TESTS:
-        fill_point_contacts_parallel(points, radii, velocities, collider_type, collider_pos, collider_rot,
-                                     collider_size, margin, dt, offsets, out_point_index, out_collider,
-                                     out_position, out_normal, out_gap, out_frame)
-    else:
-        fill_point_contacts_serial(points, radii, velocities, collider_type, collider_pos, collider_rot,
-                                   collider_size, margin, dt, offsets, out_point_index, out_collider,
-                                   out_position, out_normal, out_gap, out_frame)
 
 
 # --------------------------------------------------------------------------
@@ -473,21 +443,23 @@ def _point_contacts_one_pass(points, radii, velocities, collider_type, collider_
 
 @kernel
 def _point_contacts(points, radii, velocities, collider_type, collider_pos, collider_rot, collider_size, margin, dt):
-    """Count, prefix sum and fill in one call: (point index, collider, position, normal, gap, frame) arrays.
-    One kernel: the two passes called from Python, with their arrays made there, cost ~10 us more a step."""
+    """Count, prefix sum and fill in one call: (point index, collider, position, normal, gap, frame) arrays,
+    threaded from ``PARALLEL_MIN_TESTS`` tests, else :func:`_point_contacts_one_pass` (identical results). One
+    kernel: the two passes called from Python, with their arrays made there, cost ~10 us more a step."""
     n = points.shape[0]
     if n * collider_type.shape[0] < PARALLEL_MIN_TESTS:
         return _point_contacts_one_pass(points, radii, velocities, collider_type, collider_pos, collider_rot,
                                         collider_size, margin, dt)
     counts = np.empty(n, np.int64)
-    count_point_contacts(points, radii, velocities, collider_type, collider_pos, collider_rot, collider_size, margin,
-                         dt, counts)
+    count_point_contacts_parallel(points, radii, velocities, collider_type, collider_pos, collider_rot, collider_size,
+                                  margin, dt, counts)
     offsets = np.zeros(n, np.int64)
     for i in range(1, n):
         offsets[i] = offsets[i - 1] + counts[i - 1]
     total = offsets[n - 1] + counts[n - 1]
     point_index, collider, position, normal, gap, frame = _contact_arrays(total)
     if total:
-        fill_point_contacts(points, radii, velocities, collider_type, collider_pos, collider_rot, collider_size,
-                            margin, dt, offsets, point_index, collider, position, normal, gap, frame)
+        fill_point_contacts_parallel(points, radii, velocities, collider_type, collider_pos, collider_rot,
+                                     collider_size, margin, dt, offsets, point_index, collider, position, normal, gap,
+                                     frame)
     return point_index, collider, position, normal, gap, frame
