@@ -1,10 +1,11 @@
-"""``linalg.csr_matvec``: rows grouped by a shared column list give a per-row sum's bits, serial and threaded."""
+"""``linalg.csr_matvec``: rows grouped by a shared column list give a per-row sum's bits, serial and threaded;
+the banded Cholesky against numpy's dense solver."""
 import numpy as np
 import pytest
 
 from cond_ros import sim
 from cond_ros.sim.dynamics.assembly import build_pattern
-from cond_ros.sim.linalg import csr_matvec_parallel, csr_matvec_serial
+from cond_ros.sim.linalg import banded_cholesky, csr_matvec_parallel, csr_matvec_serial, solve_banded_cholesky
 
 
 def grouped_csr(rng, sizes, n_cols):
@@ -56,3 +57,20 @@ def test_a_patterns_row_groups_share_their_column_list():
         cols = pattern.indices[pattern.indptr[first]:pattern.indptr[first + 1]]
         for row in range(first + 1, last):
             np.testing.assert_array_equal(pattern.indices[pattern.indptr[row]:pattern.indptr[row + 1]], cols)
+
+
+@pytest.mark.parametrize("size, band", [(56, 11), (30, 29), (5, 0), (1, 0), (20, 3)])
+def test_the_banded_cholesky_solves_as_the_dense_solver_does(size, band):
+    rng = np.random.default_rng(size + band)
+    half = np.zeros((size, size))
+    for i in range(size):
+        for j in range(max(0, i - band), i + 1):
+            half[i, j] = rng.normal()
+    matrix = half @ half.T + 0.1 * np.eye(size)  # SPD, bandwidth band
+    rhs = rng.normal(size=size)
+    lower = np.full((size, size), np.nan)  # only the band may be read
+    assert banded_cholesky(matrix, lower) == band
+    np.testing.assert_allclose(solve_banded_cholesky(lower, band, rhs), np.linalg.solve(matrix, rhs), rtol=1e-10,
+                               atol=1e-12)
+    indefinite = matrix - 2.0 * np.abs(np.linalg.eigvalsh(matrix)).max() * np.eye(size)
+    assert banded_cholesky(indefinite, lower) == -1

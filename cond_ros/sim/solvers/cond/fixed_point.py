@@ -11,7 +11,7 @@ import numpy as np
 from numba import prange
 
 from ...jit import kernel, leaf_kernel, parallel_kernel
-from ...linalg import augmented_matvec, dot, jacobian_velocity
+from ...linalg import augmented_matvec, banded_cholesky, dot, jacobian_velocity, solve_banded_cholesky
 from ..friction_cone import project_cone
 from .weights import WEIGHTS_BB1, WEIGHTS_BB_ALTERNATING, WEIGHTS_BLOCK, WEIGHTS_FROBENIUS, apply_block_weights
 
@@ -329,46 +329,11 @@ def contact_coarse_rows(coarse, ranges, dof_a, dof_b, frame):
     return rows, span
 
 
-@kernel
-def solve_spd_banded(matrix, rhs):
-    """x with matrix x = rhs for a symmetric positive definite ``matrix``, by Cholesky within its band.
-
-    A rod's coarse columns (hat functions, interleaved point by point) couple only to their neighbours, so
-    G of :func:`coarse_correction` is banded: O(k b^2) instead of a dense solve's O(k^3) (k = 56, b = 11:
-    2.4 us against numpy's 43 us). A dense G (an FEM body's polynomial fields) has b = k - 1 and costs what
-    a dense Cholesky does. Falls back to ``np.linalg.solve`` on a non-positive pivot.
-    """
-    k = matrix.shape[0]
-    band = 0
-    for i in range(k):
-        for j in range(i):
-            if matrix[i, j] != 0.0:
-                band = max(band, i - j)
-                break
-    lower = np.zeros((k, k))
-    for j in range(k):
-        top = max(0, j - band)
-        pivot = matrix[j, j]
-        for p in range(top, j):
-            pivot -= lower[j, p] * lower[j, p]
-        if not pivot > 0.0:
-            return np.linalg.solve(matrix, rhs)
-        lower[j, j] = np.sqrt(pivot)
-        for i in range(j + 1, min(k, j + band + 1)):
-            acc = matrix[i, j]
-            for p in range(max(top, i - band), j):
-                acc -= lower[i, p] * lower[j, p]
-            lower[i, j] = acc / lower[j, j]
-    x = rhs.copy()
-    for i in range(k):  # L y = rhs
-        for p in range(max(0, i - band), i):
-            x[i] -= lower[i, p] * x[p]
-        x[i] /= lower[i, i]
-    for i in range(k - 1, -1, -1):  # L^T x = y
-        for p in range(i + 1, min(k, i + band + 1)):
-            x[i] -= lower[p, i] * x[p]
-        x[i] /= lower[i, i]
-    return x
+# the state of coarse_correction's factor of G (``factor_state[0]``; ``factor_state[1]``: its bandwidth)
+FACTOR_STALE = 0  # G changed since the factor (or there is none yet)
+FACTOR_CHOLESKY = 1  # the factor is G's banded Cholesky
+FACTOR_NOT_DEFINITE = 2  # G had a non-positive pivot: np.linalg.solve on G itself
+FACTOR_NON_FINITE = 3  # G holds an inf or a NaN (a blown-up iterate's weights): no correction from then on
 
 
 @leaf_kernel
@@ -403,8 +368,8 @@ def _subtract_transposed_product(coarse_a, ranges, v, rhs):
 
 
 @kernel
-def coarse_correction(coarse, coarse_a, matrix, counted_weight, coarse_b, ranges, contact_rows, contact_span, dof_a,
-                      dof_b, frame, offset, regularization, w, force, in_coarse, v_star, v_next):
+def coarse_correction(coarse, coarse_a, matrix, factor, factor_state, counted_weight, coarse_b, ranges, contact_rows,
+                      contact_span, dof_a, dof_b, frame, offset, regularization, w, force, in_coarse, v_star, v_next):
     """The two-level correction of V-FPI (not in the paper), in place on the plain update ``v_next``.
 
     v_next += P G^-1 P^T (b + J_c^T lambda - A v_next), with G = P^T A P plus the surrogate stiffness (the
@@ -420,6 +385,9 @@ def coarse_correction(coarse, coarse_a, matrix, counted_weight, coarse_b, ranges
     call) with each contact counted at the tangent weight in ``counted_weight`` (< 0: not counted yet), and
     only a contact that joins, or whose weight changed (a sliding one), is added again. Sticking contacts,
     most of a wound cable's, then cost nothing here (panda_cable: 76 us an iteration at 205 contacts before).
+    So is G's factor (``factor``, the same shape; ``factor_state``: ``FACTOR_*`` and the bandwidth, both
+    [FACTOR_STALE, 0] at a solve's start): it is refactored only in an iteration that changed G (panda_cable,
+    160 segments: the factorization was 1.2 of the 7.2 us an iteration of the correction).
     """
     k = coarse.shape[1]
     rhs = coarse_b.copy()
@@ -444,6 +412,7 @@ def coarse_correction(coarse, coarse_a, matrix, counted_weight, coarse_b, ranges
             normal_stiffness = 0.0
             tangent_stiffness = (tangent_weight - counted_weight[m]) / gamma
         counted_weight[m] = tangent_weight
+        factor_state[0] = FACTOR_STALE
         for i in range(first, last):
             x0 = normal_stiffness * contact_rows[m, 0, i]
             x1 = tangent_stiffness * contact_rows[m, 1, i]
@@ -457,10 +426,22 @@ def coarse_correction(coarse, coarse_a, matrix, counted_weight, coarse_b, ranges
     for i in range(k):  # a blown-up iterate, which np.linalg.solve rejects: no correction, theta stops the loop
         if not abs(rhs[i]) < np.inf:
             return
-        for j in range(k):
-            if not abs(matrix[i, j]) < np.inf:
-                return
-    delta = solve_spd_banded(matrix, rhs)
+    if factor_state[0] == FACTOR_STALE:
+        factor_state[0] = FACTOR_CHOLESKY
+        for i in range(k):
+            for j in range(k):
+                if not abs(matrix[i, j]) < np.inf:  # and it stays so: G is only ever added to
+                    factor_state[0] = FACTOR_NON_FINITE
+        if factor_state[0] == FACTOR_CHOLESKY:
+            factor_state[1] = banded_cholesky(matrix, factor)
+            if factor_state[1] < 0:
+                factor_state[0] = FACTOR_NOT_DEFINITE
+    if factor_state[0] == FACTOR_NON_FINITE:
+        return
+    if factor_state[0] == FACTOR_CHOLESKY:
+        delta = solve_banded_cholesky(factor, factor_state[1], rhs)
+    else:
+        delta = np.linalg.solve(matrix, rhs)
     for r in range(coarse.shape[0]):
         acc = 0.0
         for j in range(ranges[r, 0], ranges[r, 1]):
@@ -517,6 +498,8 @@ def velocity_fixed_point(system, contacts, step_weights, coarse_space, options, 
     in_coarse = np.zeros(force.shape[0], np.bool_)
     contact_rows, contact_span = contact_coarse_rows(coarse, coarse_ranges, dof_a, dof_b, frame)
     coarse_matrix = galerkin.copy()
+    coarse_factor = np.empty_like(coarse_matrix)
+    factor_state = np.array([FACTOR_STALE, 0])
     counted_weight = np.full(force.shape[0], -1.0)
     theta_best = np.inf
     best_iteration = 0
@@ -554,8 +537,8 @@ def velocity_fixed_point(system, contacts, step_weights, coarse_space, options, 
                     in_coarse[m] = True
                     joined = True
             if it > 0 and not joined:
-                coarse_correction(coarse, coarse_a, coarse_matrix, counted_weight, coarse_b, coarse_ranges,
-                                  contact_rows, contact_span, dof_a, dof_b, frame, offset,
+                coarse_correction(coarse, coarse_a, coarse_matrix, coarse_factor, factor_state, counted_weight,
+                                  coarse_b, coarse_ranges, contact_rows, contact_span, dof_a, dof_b, frame, offset,
                                   regularization, w, force, in_coarse, v_star, v_next)
         if chebyshev:
             nu = chebyshev_weight(it, chebyshev_start, rho, nu)

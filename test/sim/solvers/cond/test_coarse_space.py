@@ -15,7 +15,7 @@ from cond_ros.scenes.registry import edited_scene
 from cond_ros.sim import SimulationError
 from cond_ros.sim.collision.nodalization import SOURCE_JOINT_LIMIT, build_contact_set
 from cond_ros.sim.solvers.cond.coarse_space import ROD_COARSE_POINTS, coarse_basis, coarse_operator
-from cond_ros.sim.solvers.cond.fixed_point import coarse_correction, contact_coarse_rows, solve_spd_banded
+from cond_ros.sim.solvers.cond.fixed_point import FACTOR_STALE, coarse_correction, contact_coarse_rows
 from cond_ros.sim.solvers.cond.solver import SolverCOND
 from cond_ros.sim.validate import ModelError
 from cond_ros.tools.fem_benchmarks import ball_stiffness_edit
@@ -203,11 +203,14 @@ def test_the_correction_kernel_is_its_galerkin_solve_written_out_densely(problem
     # the second call, with G kept from the first: the sliding contact slides further, the sticking one sticks
     sliding_further = force.copy()
     sliding_further[2, 1:] *= 0.5
-    for forces in (force, sliding_further):
+    # and a third with nothing changed: G's factor from the second call serves again
+    factor, factor_state = np.empty_like(matrix), np.array([FACTOR_STALE, 0])
+    for forces in (force, sliding_further, sliding_further):
         expected_matrix, expected = dense(forces)
         actual = v_next.copy()
-        coarse_correction(basis, a_basis, matrix, counted, coarse_b, ranges, kernel_rows, span, contacts.dof_a,
-                          contacts.dof_b, contacts.frame, contacts.offset, 0.0, w, forces, in_coarse, v_star, actual)
+        coarse_correction(basis, a_basis, matrix, factor, factor_state, counted, coarse_b, ranges, kernel_rows, span,
+                          contacts.dof_a, contacts.dof_b, contacts.frame, contacts.offset, 0.0, w, forces, in_coarse,
+                          v_star, actual)
         np.testing.assert_allclose(matrix, expected_matrix, rtol=1e-12, atol=1e-12 * np.abs(expected_matrix).max())
         np.testing.assert_allclose(actual, expected, rtol=0, atol=1e-9 * np.abs(expected - v_next).max())
 
@@ -224,10 +227,10 @@ def test_the_correction_skips_a_blown_up_iterate(grip):
         v_next = np.zeros(system.size)
         v_next[0] = bad
         actual = v_next.copy()
-        coarse_correction(basis, a_basis, galerkin.copy(), np.full(contacts.count, -1.0), coarse_b, ranges, rows,
-                          span, contacts.dof_a, contacts.dof_b, contacts.frame,
-                          contacts.offset, 0.0, np.full(system.size, 1e-3), force, np.ones(contacts.count, bool),
-                          np.zeros(system.size), actual)
+        coarse_correction(basis, a_basis, galerkin.copy(), np.empty_like(galerkin), np.array([FACTOR_STALE, 0]),
+                          np.full(contacts.count, -1.0), coarse_b, ranges, rows, span, contacts.dof_a, contacts.dof_b,
+                          contacts.frame, contacts.offset, 0.0, np.full(system.size, 1e-3), force,
+                          np.ones(contacts.count, bool), np.zeros(system.size), actual)
         np.testing.assert_array_equal(actual, v_next)
 
 
@@ -304,21 +307,6 @@ def test_a_rod_gets_piecewise_linear_translations_and_no_rotation_columns(cable)
         np.testing.assert_allclose(rows @ coefficients, linear, rtol=0, atol=1e-12)
     robot = basis[model.dof_count - model.robot_dof_count:model.dof_count, rod_columns:]
     np.testing.assert_array_equal(robot, np.eye(model.robot_dof_count))
-
-
-@pytest.mark.parametrize("size, band", [(56, 11), (30, 29), (5, 0), (1, 0), (20, 3)])
-def test_the_banded_cholesky_solves_as_the_dense_solver_does(size, band):
-    rng = np.random.default_rng(size + band)
-    half = np.zeros((size, size))
-    for i in range(size):
-        for j in range(max(0, i - band), i + 1):
-            half[i, j] = rng.normal()
-    matrix = half @ half.T + 0.1 * np.eye(size)  # SPD, bandwidth band
-    rhs = rng.normal(size=size)
-    np.testing.assert_allclose(solve_spd_banded(matrix, rhs), np.linalg.solve(matrix, rhs), rtol=1e-10,
-                               atol=1e-12)
-    indefinite = matrix - 2.0 * np.abs(np.linalg.eigvalsh(matrix)).max() * np.eye(size)  # falls back
-    np.testing.assert_allclose(solve_spd_banded(indefinite, rhs), np.linalg.solve(indefinite, rhs), rtol=1e-9)
 
 
 def test_the_correction_is_bit_identical_across_runs(grip):
