@@ -29,7 +29,7 @@ import numpy as np
 from numba import prange
 
 from ...dynamics.assembly import GROUP_PARTICLE
-from ...jit import kernel, parallel_kernel
+from ...jit import kernel, leaf_kernel, parallel_kernel
 from ...linalg import jacobian_velocity
 from ...model import Model, State
 
@@ -194,7 +194,8 @@ def original_rows_serial(indptr, data, row_group, basis, product, ranges, out):
 
     The rows of a DOF group (``row_group``) share A's column list, so they share their entries' terms, offset
     by their rows' starts in ``data``: a group of six (a rod segment) reads each term's P value once for its
-    six sums (panda_cable, 320 segments: 84 -> 61 us a step, the same bits)."""
+    six sums (panda_cable, 320 segments: 84 -> 61 us a step, the same bits). Each row's column range is zeroed
+    before its entries: the columns between them that have no terms are read as zeros."""
     entry_ptr, entry_column, term_ptr, term_nonzero, term_row = product
     for g in range(row_group.shape[0] - 1):
         first = row_group[g]
@@ -203,6 +204,10 @@ def original_rows_serial(indptr, data, row_group, basis, product, ranges, out):
             s1, s2, s3 = indptr[first + 1] - indptr[first], indptr[first + 2] - indptr[first], \
                 indptr[first + 3] - indptr[first]
             s4, s5 = indptr[first + 4] - indptr[first], indptr[first + 5] - indptr[first]
+            if entry_ptr[first + 1] > entry_ptr[first]:
+                lo, hi = entry_column[entry_ptr[first]], entry_column[entry_ptr[first + 1] - 1] + 1
+                for i in range(first, first + 6):
+                    out[i, lo:hi] = 0.0
             for e in range(entry_ptr[first], entry_ptr[first + 1]):
                 j = entry_column[e]
                 a0 = a1 = a2 = a3 = a4 = a5 = 0.0
@@ -219,6 +224,8 @@ def original_rows_serial(indptr, data, row_group, basis, product, ranges, out):
                 out[first + 3, j], out[first + 4, j], out[first + 5, j] = a3, a4, a5
         else:
             for i in range(first, first + rows):
+                if entry_ptr[i + 1] > entry_ptr[i]:
+                    out[i, entry_column[entry_ptr[i]]:entry_column[entry_ptr[i + 1] - 1] + 1] = 0.0
                 for e in range(entry_ptr[i], entry_ptr[i + 1]):
                     j = entry_column[e]
                     acc = 0.0
@@ -265,10 +272,28 @@ def original_rows_parallel(indptr, indices, data, basis, ranges, out):
                 ranges[i, 3] = hi
 
 
+@leaf_kernel
+def _widen_with_zeros(out, ranges, r, lo, hi):
+    """Row r of A P's column range (``ranges[r, 2:]``) widened to cover [lo, hi), the columns it gains zeroed
+    (the gap between an old range and a disjoint new one too)."""
+    old_lo, old_hi = ranges[r, 2], ranges[r, 3]
+    if old_hi <= old_lo:
+        for j in range(lo, hi):
+            out[r, j] = 0.0
+        ranges[r, 2], ranges[r, 3] = lo, hi
+        return
+    for j in range(min(lo, old_lo), old_lo):
+        out[r, j] = 0.0
+    for j in range(old_hi, max(hi, old_hi)):
+        out[r, j] = 0.0
+    ranges[r, 2], ranges[r, 3] = min(lo, old_lo), max(hi, old_hi)
+
+
 @kernel
 def _virtual_node_columns(vn_dof, vn_size, vn_jac, kv, basis, ranges, out):
     """The virtual nodes' part of A P (eq. 15: their rows, and the -k_v J_v^T terms on their owners' rows), added
-    to ``out`` = A_o P, and the column ranges of the rows it touches (``ranges[:, 2:]``)."""
+    to ``out`` = A_o P, and the column ranges of the rows it touches (``ranges[:, 2:]``), which ``out`` holds
+    (zeros where nothing was added)."""
     n_o = out.shape[0] - 3 * vn_dof.shape[0]
     k_all = basis.shape[1]
     for k in range(vn_dof.shape[0]):
@@ -280,17 +305,19 @@ def _virtual_node_columns(vn_dof, vn_size, vn_jac, kv, basis, ranges, out):
             if ranges[r, 1] > ranges[r, 0]:
                 lo = min(lo, ranges[r, 0])
                 hi = max(hi, ranges[r, 1])
+        if hi <= lo:
+            continue
+        for r in range(vn_dof[k], vn_dof[k] + vn_size[k]):
+            _widen_with_zeros(out, ranges, r, lo, hi)
         for j in range(lo, hi):
             owner = jacobian_velocity(basis[:, j], vn_dof[k], vn_size[k], vn_jac[k])
             for e in range(3):
                 out[base + e, j] = kv * (basis[base + e, j] - owner[e])
                 for r in range(vn_size[k]):
                     out[vn_dof[k] + r, j] -= kv * vn_jac[k, e, r] * basis[base + e, j]
-        if hi > lo:
-            for q in range(vn_size[k] + 3):
-                r = vn_dof[k] + q if q < vn_size[k] else base + q - vn_size[k]
-                ranges[r, 2] = min(ranges[r, 2], lo)
-                ranges[r, 3] = max(ranges[r, 3], hi)
+        for e in range(3):
+            ranges[base + e, 2] = min(ranges[base + e, 2], lo)
+            ranges[base + e, 3] = max(ranges[base + e, 3], hi)
     for r in range(ranges.shape[0]):
         if ranges[r, 3] <= ranges[r, 2]:
             ranges[r, 2] = 0
@@ -377,8 +404,8 @@ galerkin_parallel = parallel_kernel(_galerkin)
 
 
 def times_basis(system, basis: np.ndarray, product, ranges: np.ndarray) -> np.ndarray:
-    """A P for the augmented A of eq. (15), and the column range outside which each row of it is zero
-    (``ranges[:, 2:]``; ``ranges[:, :2]``: P's, given).
+    """A P for the augmented A of eq. (15) within each row's column range (``ranges[:, 2:]``, outside which the
+    row is zero: those entries of the array are not written; ``ranges[:, :2]``: P's, given).
 
     ``product`` is :func:`product_terms`: each entry of A_o P is summed in registers over its own terms. A
     row of P has few nonzeros (a rod segment's translation row two hat functions, its rotation rows none),
@@ -386,7 +413,7 @@ def times_basis(system, basis: np.ndarray, product, ranges: np.ndarray) -> np.nd
     instead waits on memory for each one (panda_cable, 320 segments: 280 us against ~50 us). Large systems
     (the FEM scenes) take A_o P's rows on all cores.
     """
-    out = np.zeros_like(basis)
+    out = np.empty_like(basis)  # only each row's column range is written and read (a zeroed n x k: 8 us at 320)
     ranges[:, 2] = basis.shape[1]
     ranges[:, 3] = 0
     if coarse_in_parallel(product):
@@ -399,7 +426,8 @@ def times_basis(system, basis: np.ndarray, product, ranges: np.ndarray) -> np.nd
 
 def coarse_operator(system, basis: np.ndarray, pattern=None, product=None):
     """(A P, P^T A P, P^T b, ranges) of the step's system for the coarse space ``basis``; ``ranges`` (n, 4)
-    are the column ranges of the nonzeros of P and of A P, side by side. ``pattern``: :func:`row_pattern`
+    are the column ranges of the nonzeros of P and of A P, side by side (A P is written within its ranges only:
+    :func:`times_basis`). ``pattern``: :func:`row_pattern`
     of ``basis``, and ``product``: :func:`product_terms` of its original rows, when known (computed here
     otherwise)."""
     ptr, columns = row_pattern(basis, 0) if pattern is None else pattern
