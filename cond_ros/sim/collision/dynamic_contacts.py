@@ -458,8 +458,10 @@ class NodePairList:
 NODE_PAIR_SKIN = 1.0
 #: a list with more pairs than this per candidate node is given up for the model. A rod lists more the finer
 #: it is (a node diameter of neighbours in the next turn): panda_cable ~2 a node at 320 segments, up to 8.3 at
-#: 1280, where the list takes collision from 0.83 to 0.49 ms a step (and soft_mat, up to 8.8: 0.98 to 0.60 ms);
-#: soft_gripper's FEM surface lists over 10 and is faster searched (2026-11-28; the cap was 3 before)
+#: 1280, where the list takes collision from 0.92 to 0.58 ms in a median step and 0.91 to 0.82 ms on average
+#: (a rebuild, every ~5 steps, searches wider than a plain search); soft_mat lists up to 8.8 (collision 1.03 to
+#: 0.64 ms median). soft_gripper's FEM surface lists over 10, where the list's tests cost more than searching
+#: (2026-11-28; the cap was 3 before)
 NODE_PAIR_LIST_MAX = 10.0
 
 

@@ -427,9 +427,8 @@ def times_basis(system, basis: np.ndarray, product, ranges: np.ndarray) -> np.nd
 def coarse_operator(system, basis: np.ndarray, pattern=None, product=None):
     """(A P, P^T A P, P^T b, ranges) of the step's system for the coarse space ``basis``; ``ranges`` (n, 4)
     are the column ranges of the nonzeros of P and of A P, side by side (A P is written within its ranges only:
-    :func:`times_basis`). ``pattern``: :func:`row_pattern`
-    of ``basis``, and ``product``: :func:`product_terms` of its original rows, when known (computed here
-    otherwise)."""
+    :func:`times_basis`). ``pattern``: :func:`row_pattern` of ``basis``, and ``product``: :func:`product_terms`
+    of its original rows, when known (computed here otherwise)."""
     ptr, columns = row_pattern(basis, 0) if pattern is None else pattern
     if product is None:
         product = product_terms(system.indptr, system.indices, ptr, columns, basis.shape[1])
