@@ -290,6 +290,23 @@ def _count_point_contacts(points, radii, velocities, collider_type, collider_pos
         out_count[i] = n
 
 
+@leaf_kernel
+def _write_point_contact(k, i, c, gap, nx, ny, nz, points, radii, collider_rot, out_point_index, out_collider,
+                         out_position, out_normal, out_gap, out_frame):
+    """Row k of the point contact arrays (:func:`_fill_point_contacts`' outputs): point i's contact with collider
+    c, from the test's gap and normal (n_x, n_y, n_z)."""
+    out_point_index[k] = i
+    out_collider[k] = c
+    out_normal[k, 0] = nx
+    out_normal[k, 1] = ny
+    out_normal[k, 2] = nz
+    out_position[k, 0] = points[i, 0] - radii[i] * nx
+    out_position[k, 1] = points[i, 1] - radii[i] * ny
+    out_position[k, 2] = points[i, 2] - radii[i] * nz
+    out_gap[k] = gap
+    contact_frame(out_normal[k], collider_rot[c], out_frame[k])
+
+
 def _fill_point_contacts(points, radii, velocities, collider_type, collider_pos,
                          collider_rot, collider_size, margin, dt, offsets,
                          out_point_index, out_collider, out_position, out_normal,
@@ -317,16 +334,8 @@ def _fill_point_contacts(points, radii, velocities, collider_type, collider_pos,
                 collider_rot, collider_size, margin, dt, i, c)
             if not hit:
                 continue
-            out_point_index[k] = i
-            out_collider[k] = c
-            out_normal[k, 0] = nx
-            out_normal[k, 1] = ny
-            out_normal[k, 2] = nz
-            out_position[k, 0] = points[i, 0] - radii[i] * nx
-            out_position[k, 1] = points[i, 1] - radii[i] * ny
-            out_position[k, 2] = points[i, 2] - radii[i] * nz
-            out_gap[k] = gap
-            contact_frame(out_normal[k], collider_rot[c], out_frame[k])
+            _write_point_contact(k, i, c, gap, nx, ny, nz, points, radii, collider_rot, out_point_index,
+                                 out_collider, out_position, out_normal, out_gap, out_frame)
             k += 1
 
 
@@ -432,12 +441,9 @@ def _point_contacts_one_pass(points, radii, velocities, collider_type, collider_
                 total += 1
     point_index, collider, position, normal, gap, frame = _contact_arrays(total)
     for k in range(total):
-        i, c = hit_index[k, 0], hit_index[k, 1]
-        point_index[k], collider[k], gap[k] = i, c, hit_value[k, 0]
-        for e in range(3):
-            normal[k, e] = hit_value[k, 1 + e]
-            position[k, e] = points[i, e] - radii[i] * hit_value[k, 1 + e]
-        contact_frame(normal[k], collider_rot[c], frame[k])
+        _write_point_contact(k, hit_index[k, 0], hit_index[k, 1], hit_value[k, 0], hit_value[k, 1], hit_value[k, 2],
+                             hit_value[k, 3], points, radii, collider_rot, point_index, collider, position, normal,
+                             gap, frame)
     return point_index, collider, position, normal, gap, frame
 
 
