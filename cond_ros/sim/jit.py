@@ -18,7 +18,7 @@ Kernels must not read mutable module globals: the cache freezes them.
 numba keys its cache by a function's module, qualified name and signature, not by its flags: a serial and a
 parallel kernel made from the same Python function would load each other's machine code. A parallel
 kernel is therefore compiled from a copy of the function named ``<name>_parallel`` (:func:`_cache_twin`).
-Measured before that, once the parallel twin had been cached first, the "serial" ``csr_matvec`` of a
+Measured before that, once the parallel twin had been cached first, the "serial" CSR A x of a
 200-row matrix cost 50 us a call instead of 4 (a thread hand-off per call), and panda_pick's V-FPI
 89 us an iteration instead of 3.
 

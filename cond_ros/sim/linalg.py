@@ -1,4 +1,4 @@
-"""The sparse kernels of the step's linear system: A_o x in CSR, and the augmented A of eq. (15) with the
+"""The sparse kernels of the step's linear system: A_o x by its dense blocks, and the augmented A of eq. (15) with the
 virtual nodes' J_v blocks applied matrix-free; point Jacobians times velocities and their transposes times
 forces. Assembly (``dynamics``) fills the arrays; the solvers apply them through these kernels. And a
 banded Cholesky factorization for the small SPD systems of the solvers (COND's coarse space).
@@ -43,67 +43,100 @@ def add_jacobian_force(out, dof, size, jac, force, scale):
 PARALLEL_MIN_ROWS = 8000
 
 
-def _csr_matvec(indptr, indices, data, row_group, x, out):
-    """out = A x for A_o's CSR, whose rows come in groups with one column list each (``row_group``: the first
-    row of each group, then the row count; a DOF group's rows, ``SystemPattern.row_group``). A group of 3 or 6
-    rows loads each x entry once for all of its rows and keeps a sum per row in a register (panda_cable, 320
-    segments, 2026-11-27: 29.5 -> 18.9 us); every row is still summed over its own entries in order, so the
-    result is a per-row loop's, bit for bit. Groups are independent, so the result is order-free."""
+@kernel
+def gather(values, index, out):
+    """out[i] = values[index[i]] (A_o's entries into block order, ``SystemPattern.pair_blocks``): numpy's ``take``
+    took 2.3x as long."""
+    for i in range(index.shape[0]):
+        out[i] = values[index[i]]
+
+
+def _block_matvec(row_group, pair_start, pair_column, pair_width, pair_offset, pair_data, x, out):
+    """out = A_o x for A_o stored as its dense blocks (``SystemPattern.pair_blocks``): row group g's blocks are
+    ``pair_start[g]:pair_start[g + 1]``, block q covers columns ``pair_column[q]`` on (``pair_width[q]`` of
+    them) and is stored row-major from ``pair_data[pair_offset[q]]``. A group of 3 or 6 rows keeps a sum per row in
+    a register and loads each x entry once. Each row is summed over its columns in ascending order, as a CSR
+    row's loop would: the result is bit for bit that of A_o's CSR. Read in CSR order (one column list per row group,
+    each row's entries apart), the same sums took 1.4-1.7x as long (2026-11-28, 2-core machine: panda_cable at
+    320 / 1280 segments 19.6 / 90 -> 13.5 / 54 us, soft_mat 93 -> 67 us). Groups are independent: order-free."""
     for g in prange(row_group.shape[0] - 1):
         first = row_group[g]
         rows = row_group[g + 1] - first
-        start = indptr[first]
-        length = indptr[first + 1] - start
-        if rows == 6:
-            s1, s2, s3, s4, s5 = indptr[first + 1], indptr[first + 2], indptr[first + 3], indptr[first + 4], \
-                indptr[first + 5]
+        b = pair_offset[pair_start[g]]
+        if rows == 3:
+            a0 = a1 = a2 = 0.0
+            for q in range(pair_start[g], pair_start[g + 1]):
+                c0 = pair_column[q]
+                c = pair_width[q]
+                if c == 3:
+                    y0, y1, y2 = x[c0], x[c0 + 1], x[c0 + 2]
+                    a0 += pair_data[b] * y0
+                    a0 += pair_data[b + 1] * y1
+                    a0 += pair_data[b + 2] * y2
+                    a1 += pair_data[b + 3] * y0
+                    a1 += pair_data[b + 4] * y1
+                    a1 += pair_data[b + 5] * y2
+                    a2 += pair_data[b + 6] * y0
+                    a2 += pair_data[b + 7] * y1
+                    a2 += pair_data[b + 8] * y2
+                else:
+                    for k in range(c):
+                        y = x[c0 + k]
+                        a0 += pair_data[b + k] * y
+                        a1 += pair_data[b + c + k] * y
+                        a2 += pair_data[b + 2 * c + k] * y
+                b += 3 * c
+            out[first], out[first + 1], out[first + 2] = a0, a1, a2
+        elif rows == 6:
             a0 = a1 = a2 = a3 = a4 = a5 = 0.0
-            for p in range(length):
-                xc = x[indices[start + p]]
-                a0 += data[start + p] * xc
-                a1 += data[s1 + p] * xc
-                a2 += data[s2 + p] * xc
-                a3 += data[s3 + p] * xc
-                a4 += data[s4 + p] * xc
-                a5 += data[s5 + p] * xc
+            for q in range(pair_start[g], pair_start[g + 1]):
+                c0 = pair_column[q]
+                c = pair_width[q]
+                for k in range(c):
+                    y = x[c0 + k]
+                    a0 += pair_data[b + k] * y
+                    a1 += pair_data[b + c + k] * y
+                    a2 += pair_data[b + 2 * c + k] * y
+                    a3 += pair_data[b + 3 * c + k] * y
+                    a4 += pair_data[b + 4 * c + k] * y
+                    a5 += pair_data[b + 5 * c + k] * y
+                b += 6 * c
             out[first], out[first + 1], out[first + 2] = a0, a1, a2
             out[first + 3], out[first + 4], out[first + 5] = a3, a4, a5
-        elif rows == 3:
-            s1, s2 = indptr[first + 1], indptr[first + 2]
-            a0 = a1 = a2 = 0.0
-            for p in range(length):
-                xc = x[indices[start + p]]
-                a0 += data[start + p] * xc
-                a1 += data[s1 + p] * xc
-                a2 += data[s2 + p] * xc
-            out[first], out[first + 1], out[first + 2] = a0, a1, a2
         else:
-            for i in range(first, first + rows):
+            for r in range(rows):
                 acc = 0.0
-                for p in range(indptr[i], indptr[i + 1]):
-                    acc += data[p] * x[indices[p]]
-                out[i] = acc
+                for q in range(pair_start[g], pair_start[g + 1]):
+                    c0 = pair_column[q]
+                    c = pair_width[q]
+                    row = pair_offset[q] + r * c
+                    for k in range(c):
+                        acc += pair_data[row + k] * x[c0 + k]
+                out[first + r] = acc
 
 
-csr_matvec_serial = kernel(_csr_matvec)
-csr_matvec_parallel = parallel_kernel(_csr_matvec)
+block_matvec_serial = kernel(_block_matvec)
+block_matvec_parallel = parallel_kernel(_block_matvec)
 
 
 @kernel
-def csr_matvec(indptr, indices, data, row_group, x, out):
-    """out = A x, threaded only for large systems (both variants give identical results)."""
-    if indptr.shape[0] - 1 >= PARALLEL_MIN_ROWS:
-        csr_matvec_parallel(indptr, indices, data, row_group, x, out)
+def block_matvec(row_group, pair_start, pair_column, pair_width, pair_offset, pair_data, x, out):
+    """out = A_o x (:func:`_block_matvec`), threaded only for large systems (both variants give identical
+    results)."""
+    if row_group[-1] >= PARALLEL_MIN_ROWS:
+        block_matvec_parallel(row_group, pair_start, pair_column, pair_width, pair_offset, pair_data, x, out)
     else:
-        csr_matvec_serial(indptr, indices, data, row_group, x, out)
+        block_matvec_serial(row_group, pair_start, pair_column, pair_width, pair_offset, pair_data, x, out)
 
 
 @kernel
-def augmented_matvec(indptr, indices, data, row_group, vn_dof, vn_size, vn_jac, kv, x, out):
-    """out = A x for the augmented A of eq. (15), with A_o in CSR (rows grouped by ``row_group``, see
-    :func:`csr_matvec`) and the J_v blocks applied matrix-free."""
-    n_o = indptr.shape[0] - 1
-    csr_matvec(indptr, indices, data, row_group, x[:n_o], out[:n_o])
+def augmented_matvec(system, x, out):
+    """out = A x for the augmented A of eq. (15) (``system``: an
+    :class:`~cond_ros.sim.dynamics.assembly.AugmentedSystem`), A_o by its blocks (:func:`block_matvec`) and the
+    J_v blocks applied matrix-free."""
+    row_group, pair_start, pair_column, pair_width, pair_offset, pair_data, _, vn_dof, vn_size, vn_jac, kv = system
+    n_o = row_group[-1]
+    block_matvec(row_group, pair_start, pair_column, pair_width, pair_offset, pair_data, x[:n_o], out[:n_o])
     for k in range(vn_dof.shape[0]):
         base = n_o + 3 * k
         owner_velocity = jacobian_velocity(x, vn_dof[k], vn_size[k], vn_jac[k])

@@ -1,24 +1,36 @@
-"""``linalg.csr_matvec``: rows grouped by a shared column list give a per-row sum's bits, serial and threaded;
-the banded Cholesky against numpy's dense solver."""
+"""``linalg.block_matvec``: A_o applied by its dense blocks gives a CSR row loop's bits, serial and threaded, on a
+pattern with 3-, 6- and 8-row groups and blocks of every width between them; the banded Cholesky against numpy's
+dense solver."""
+import os
+
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from cond_ros import sim
 from cond_ros.sim.dynamics.assembly import build_pattern
-from cond_ros.sim.linalg import banded_cholesky, csr_matvec_parallel, csr_matvec_serial, solve_banded_cholesky
+from cond_ros.sim.linalg import (banded_cholesky, block_matvec_parallel, block_matvec_serial, gather,
+                                 solve_banded_cholesky)
+
+PANDA_URDF = os.path.join(os.path.dirname(__file__), "..", "..", "urdf", "panda.urdf")
 
 
-def grouped_csr(rng, sizes, n_cols):
-    """A CSR matrix whose rows come in groups of ``sizes``, each group with one random column list."""
-    indptr, indices, row_group = [0], [], [0]
-    for size in sizes:
-        cols = np.sort(rng.choice(n_cols, size=rng.integers(1, 12), replace=False))
-        for _ in range(size):
-            indices.extend(cols)
-            indptr.append(len(indices))
-        row_group.append(row_group[-1] + size)
-    return (np.array(indptr, np.int64), np.array(indices, np.int64), rng.normal(size=len(indices)),
-            np.array(row_group, np.int64))
+def mixed_pattern():
+    """A_o's pattern for two particles (3 DOF), two boxes (6) and the Panda (8: its second finger follows the first),
+    coupled particle-box, particle-particle, box-box, and particle and box to a Panda link: blocks 3x3, 3x6, 6x3,
+    6x6, 3x8, 8x3, 6x8, 8x6 and 8x8."""
+    bld = sim.ModelBuilder()
+    for x in (0.0, 0.3):
+        bld.add_particle((x, 0.3, 0.1), mass=0.2, radius=0.01)
+    boxes = [bld.add_body((1.0, y, 0.2), mass=0.8, inertia=sim.box_inertia(0.8, (0.1, 0.1, 0.1))) for y in (0.5, 0.9)]
+    robot = bld.add_articulation(sim.load_urdf(PANDA_URDF, mesh_primitives=False))
+    bld.add_spring(sim.particle(0), sim.body_point(boxes[0], (0.2, 0.0, 0.1)), stiffness=200.0, rest_length=0.5)
+    bld.add_spring(sim.particle(0), sim.particle(1), stiffness=100.0, rest_length=0.3)
+    bld.add_spring(sim.body_point(boxes[0]), sim.body_point(boxes[1]), stiffness=100.0, rest_length=0.4)
+    bld.add_spring(sim.particle(1), sim.robot_link_point(robot, "panda_hand"), stiffness=50.0, rest_length=0.2)
+    bld.add_spring(sim.body_point(boxes[1]), sim.robot_link_point(robot, "panda_link3"), stiffness=50.0,
+                   rest_length=0.2)
+    return build_pattern(bld.finalize())
 
 
 def per_row_reference(indptr, indices, data, x):
@@ -32,19 +44,49 @@ def per_row_reference(indptr, indices, data, x):
     return np.array(out)
 
 
-@pytest.mark.parametrize("matvec", [csr_matvec_serial, csr_matvec_parallel], ids=["serial", "parallel"])
-def test_grouped_rows_give_the_per_row_sum_bit_for_bit(matvec):
+def test_the_pair_blocks_hold_each_coupled_pair_of_groups_once_row_major():
+    pattern = mixed_pattern()
+    assert sorted(set(np.diff(pattern.row_group).tolist())) == [3, 6, 8]
+    blocks = pattern.pair_blocks
+    n = pattern.row_group[-1]
+    data = np.arange(1.0, pattern.nnz + 1.0)  # every entry its own value
+    a = sp.csr_matrix((data, pattern.indices, pattern.indptr), shape=(n, n)).toarray()
+    ordered = np.full(pattern.nnz, np.nan)
+    gather(data, blocks.entries, ordered)
+    assert np.array_equal(np.sort(blocks.entries), np.arange(pattern.nnz))  # a permutation: each entry once
+    widths = set()
+    for g in range(len(pattern.row_group) - 1):
+        rows = slice(pattern.row_group[g], pattern.row_group[g + 1])
+        covered = []
+        for q in range(blocks.start[g], blocks.start[g + 1]):
+            cols = slice(blocks.column[q], blocks.column[q] + blocks.width[q])
+            block = ordered[blocks.offset[q]:blocks.offset[q + 1]].reshape(rows.stop - rows.start, -1)
+            np.testing.assert_array_equal(block, a[rows, cols])
+            covered.extend(range(cols.start, cols.stop))
+            widths.add((rows.stop - rows.start, int(blocks.width[q])))
+        # the blocks run left to right and cover the group's column list
+        first_row = pattern.indices[pattern.indptr[rows.start]:pattern.indptr[rows.start + 1]]
+        np.testing.assert_array_equal(covered, first_row)
+    assert widths >= {(3, 3), (3, 6), (6, 3), (6, 6), (3, 8), (8, 3), (6, 8), (8, 6), (8, 8)}
+
+
+@pytest.mark.parametrize("matvec", [block_matvec_serial, block_matvec_parallel], ids=["serial", "parallel"])
+def test_the_block_matvec_gives_the_csr_row_loops_bits(matvec):
+    pattern = mixed_pattern()
+    blocks = pattern.pair_blocks
     rng = np.random.default_rng(5)
-    sizes = [3, 6, 8, 1, 6, 3, 2, 9, 6]  # a particle's, a body's, robots' and odd groups
-    indptr, indices, data, row_group = grouped_csr(rng, sizes, 40)
-    x = rng.normal(size=40)
-    out = np.full(len(indptr) - 1, np.nan)
-    matvec(indptr, indices, data, row_group, x, out)
-    np.testing.assert_array_equal(out, per_row_reference(indptr, indices, data, x))
+    n = pattern.row_group[-1]
+    data = rng.normal(size=pattern.nnz)
+    ordered = np.empty(pattern.nnz)
+    gather(data, blocks.entries, ordered)
+    x = rng.normal(size=n)
+    out = np.full(n, np.nan)
+    matvec(pattern.row_group, blocks.start, blocks.column, blocks.width, blocks.offset, ordered, x, out)
+    np.testing.assert_array_equal(out, per_row_reference(pattern.indptr, pattern.indices, data, x))
 
 
 def test_a_patterns_row_groups_share_their_column_list():
-    """What csr_matvec relies on: every row of a DOF group of A_o's pattern has the same columns."""
+    """What weights.frobenius_terms relies on: every row of a DOF group of A_o's pattern has the same columns."""
     bld = sim.ModelBuilder()
     box = bld.add_body((1.0, 0.5, 0.2), mass=0.8, inertia=sim.box_inertia(0.8, (0.1, 0.1, 0.1)))
     bld.add_particle((0.0, 0.3, 0.1), mass=0.2, radius=0.01)

@@ -20,12 +20,31 @@ import scipy.sparse as sp
 
 from ..jit import kernel
 from ..kinematics.rigid import cross3, quat_to_matrix_into
+from ..linalg import gather
 from ..model import DampingPolicy, Model, PointKind
 from .fem.elements import assemble_tetrahedra, node_incidence
 from .potentials import add_block, assemble_model_potentials
 from .robots import assemble_robots, kinematics_at
 
 GROUP_PARTICLE, GROUP_BODY, GROUP_ROBOT = 0, 1, 2
+
+
+class PairBlocks(NamedTuple):
+    """A_o as its dense blocks, one per coupled pair of DOF groups (a pair id of ``SystemPattern``), in pair order
+    (by row group, then column group): the layout ``linalg.block_matvec`` reads.
+
+    Attributes:
+        start: each row group's first pair, then the pair count, shape (group_count + 1,).
+        column, width: first column and column count of each pair's block, shape (pair_count,).
+        offset: where each block starts in the block-ordered data, then nnz (a block is stored row-major).
+        entries: the CSR data index of each block-ordered entry, shape (nnz,).
+    """
+
+    start: np.ndarray
+    column: np.ndarray
+    width: np.ndarray
+    offset: np.ndarray
+    entries: np.ndarray
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,12 +56,13 @@ class SystemPattern:
         group_kind: GROUP_PARTICLE, GROUP_BODY or GROUP_ROBOT per group, shape (group_count,).
         indptr, indices: CSR pattern of A_o.
         row_group: the first row of each DOF group, then dof_count: the rows of a group share one column list
-            (``linalg.csr_matvec``).
+            (``weights.frobenius_terms`` reads them side by side).
         block_slot: data index of a block's first column in each of its rows, shape (pair_count, max size).
         diag_pair: pair id of each group's diagonal block, shape (group_count,).
         potential_pairs: pair ids (aa, ab, ba, bb) of each potential, -1 where an end is the world.
         tet_pairs: pair id of nodes (i, j) of each tetrahedron at [t, 4 i + j], shape (tet_count, 16).
         tet_incidence: each particle's tetrahedra, :func:`~cond_ros.sim.dynamics.fem.elements.node_incidence`.
+        pair_blocks: the same blocks in pair order (:class:`PairBlocks`).
     """
 
     group_dof: np.ndarray
@@ -56,6 +76,7 @@ class SystemPattern:
     potential_pairs: np.ndarray
     tet_pairs: np.ndarray
     tet_incidence: tuple
+    pair_blocks: PairBlocks
 
     @property
     def nnz(self) -> int:
@@ -120,18 +141,34 @@ def build_pattern(model: Model) -> SystemPattern:
                      [model.particle_count, model.body_count, len(model.robots)])
     row_group = np.append(dof, int(size.sum())).astype(np.int64)
     return SystemPattern(dof, size, kind, indptr, indices, row_group, block_slot, diag, pot_pairs, tet_pairs,
-                         node_incidence(model.tet_nodes, model.particle_count))
+                         node_incidence(model.tet_nodes, model.particle_count),
+                         _pair_blocks(pairs, dof, size, block_slot, first))
+
+
+def _pair_blocks(pairs: np.ndarray, dof: np.ndarray, size: np.ndarray, block_slot: np.ndarray,
+                 first: np.ndarray) -> PairBlocks:
+    """:class:`PairBlocks` of the sorted ``pairs`` (row group, column group), whose row r starts at CSR data index
+    ``block_slot[pair, r]``; ``first``: each row group's first pair."""
+    rows, width = size[pairs[:, 0]], size[pairs[:, 1]]
+    offset = np.concatenate([[0], np.cumsum(rows * width)]).astype(np.int64)
+    pair = np.repeat(np.arange(len(pairs)), rows * width)
+    local = np.arange(offset[-1]) - offset[pair]
+    entries = block_slot[pair, local // width[pair]] + local % width[pair]
+    return PairBlocks(np.append(first, len(pairs)).astype(np.int64), dof[pairs[:, 1]].astype(np.int64),
+                      width.astype(np.int64), offset, entries.astype(np.int64))
 
 
 class AugmentedSystem(NamedTuple):
-    """A v = b of eq. (15) as a kernel takes it (numba takes named tuples of arrays as they are): A_o in CSR,
-    the augmented b, and the virtual nodes' rows (``linalg.augmented_matvec``). Made by
-    :meth:`LinearSystem.augmented`."""
+    """A v = b of eq. (15) as a kernel takes it (numba takes named tuples of arrays as they are): A_o by its blocks
+    (``row_group`` and :class:`PairBlocks` but ``entries``, with the block-ordered data ``pair_data``), the
+    augmented b, and the virtual nodes' rows (``linalg.augmented_matvec``). Made by :meth:`LinearSystem.augmented`."""
 
-    indptr: np.ndarray
-    indices: np.ndarray
-    data: np.ndarray
     row_group: np.ndarray
+    pair_start: np.ndarray
+    pair_column: np.ndarray
+    pair_width: np.ndarray
+    pair_offset: np.ndarray
+    pair_data: np.ndarray
     b: np.ndarray
     vn_dof: np.ndarray
     vn_size: np.ndarray
@@ -147,6 +184,7 @@ class LinearSystem:
         dof_count: n_o, the original DOFs (virtual node DOFs follow them).
         indptr, indices, data: A_o + k_v J_v^T J_v in CSR, (dof_count x dof_count).
         row_group: the rows that share a column list (``SystemPattern.row_group``).
+        pair_blocks: A_o's blocks in pair order (``SystemPattern.pair_blocks``).
         b: b_o [N], shape (dof_count,).
         vn_dof, vn_size: first DOF and DOF count of each virtual node's owner (a particle, body or robot).
         vn_jac: J_v of each virtual node on its owner's DOFs, zero-padded, shape (vn_count, 3, max size).
@@ -158,6 +196,7 @@ class LinearSystem:
     indices: np.ndarray
     data: np.ndarray
     row_group: np.ndarray
+    pair_blocks: PairBlocks
     b: np.ndarray
     vn_dof: np.ndarray
     vn_size: np.ndarray
@@ -183,9 +222,13 @@ class LinearSystem:
         return sp.bmat([[a_o, -kv * jv.T], [-kv * jv, kv * sp.eye(3 * self.vn_count)]], format="csr")
 
     def augmented(self) -> AugmentedSystem:
-        """The arrays of eq. (15) for a kernel, b augmented."""
-        return AugmentedSystem(self.indptr, self.indices, self.data, self.row_group, self.rhs(), self.vn_dof,
-                               self.vn_size, self.vn_jac, self.virtual_node_gain)
+        """The arrays of eq. (15) for a kernel, b augmented; A_o's entries copied into block order (a copy a step:
+        V-FPI applies A 13-50 times)."""
+        blocks = self.pair_blocks
+        pair_data = np.empty(len(blocks.entries))
+        gather(self.data, blocks.entries, pair_data)
+        return AugmentedSystem(self.row_group, blocks.start, blocks.column, blocks.width, blocks.offset, pair_data,
+                               self.rhs(), self.vn_dof, self.vn_size, self.vn_jac, self.virtual_node_gain)
 
     def rhs(self) -> np.ndarray:
         """The full augmented b of eq. (15)."""
@@ -294,5 +337,5 @@ def assemble(model: Model, pattern: SystemPattern, state, control, dt: float,
         gain = np.broadcast_to(model.virtual_node_gain * np.eye(3), (len(vn_dof), 3, 3))
         add_point_coupling(vn_size, vn_jac, vn_group, np.ascontiguousarray(gain), pattern.diag_pair,
                            pattern.block_slot, data)
-    return LinearSystem(model.dof_count, pattern.indptr, pattern.indices, data, pattern.row_group, b, vn_dof, vn_size,
-                        vn_jac, model.virtual_node_gain)
+    return LinearSystem(model.dof_count, pattern.indptr, pattern.indices, data, pattern.row_group, pattern.pair_blocks,
+                        b, vn_dof, vn_size, vn_jac, model.virtual_node_gain)

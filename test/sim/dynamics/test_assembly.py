@@ -573,8 +573,7 @@ def test_augmented_matvec_matches_matrix_product():
     for _ in range(5):
         x = rng.normal(size=system.size)
         out = np.full(system.size, np.nan)
-        augmented_matvec(system.indptr, system.indices, system.data, system.row_group, system.vn_dof, system.vn_size,
-                         system.vn_jac, system.virtual_node_gain, x, out)
+        augmented_matvec(system.augmented(), x, out)
         ref = a @ x
         assert_close_rel(out, ref, MATVEC_RTOL, "augmented_matvec")
 
@@ -624,6 +623,5 @@ def test_hand_made_virtual_nodes_eq15(seed):
     for _ in range(3):
         x = rng.normal(size=system.size)
         out = np.full(system.size, np.nan)
-        augmented_matvec(system.indptr, system.indices, system.data, system.row_group, system.vn_dof, system.vn_size,
-                         system.vn_jac, kv, x, out)
+        augmented_matvec(system.augmented(), x, out)
         assert_close_rel(out, a_ref @ x, MATVEC_RTOL, "augmented_matvec")

@@ -468,7 +468,7 @@ def velocity_fixed_point(system, contacts, step_weights, coarse_space, options, 
     A non-finite theta (the iteration diverged) stops the loop at once and is returned as the residual.
     Returns (iterations, final residual theta).
     """
-    indptr, indices, data, row_group, b, vn_dof, vn_size, vn_jac, kv = system
+    b = system.b
     group_start, dof_a, dof_b, frame, friction, offset = contacts
     weights, block_dof, block_size, block_ptr, block_data, weight_mode = step_weights
     coarse, coarse_a, galerkin, coarse_b, coarse_ranges = coarse_space
@@ -479,7 +479,7 @@ def velocity_fixed_point(system, contacts, step_weights, coarse_space, options, 
     for i in range(n):
         alpha = min(alpha, weights[i])
     av = np.empty(n)
-    augmented_matvec(indptr, indices, data, row_group, vn_dof, vn_size, vn_jac, kv, v, av)
+    augmented_matvec(system, v, av)
     v_prev = v.copy()
     av_prev = av.copy()
     v_star = np.empty(n)
@@ -570,7 +570,7 @@ def velocity_fixed_point(system, contacts, step_weights, coarse_space, options, 
             break
         if barzilai_borwein:
             av_prev[:] = av
-        augmented_matvec(indptr, indices, data, row_group, vn_dof, vn_size, vn_jac, kv, v, av)
+        augmented_matvec(system, v, av)
     if theta >= tolerance:
         # Not converged within l_max: return the last plain update, which satisfies the contact
         # conditions of its surrogate problem, rather than an extrapolated Chebyshev iterate.

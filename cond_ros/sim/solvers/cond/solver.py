@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...collision.nodalization import ContactSet, contact_keys, forces_to_world
-from ...dynamics.assembly import LinearSystem
+from ...dynamics.assembly import AugmentedSystem, LinearSystem
 from ...linalg import virtual_node_velocities
 from ...validate import ModelError, scalar
 from ..base import SimulationError, SolverBase, require_isotropic_friction
@@ -104,8 +104,9 @@ class SolverCOND(SolverBase):
         self._w_cache = None  # (key, age, (diagonal w over original + virtual rows, blocks))
         self._previous_forces = (np.zeros(0, np.int64), np.zeros((0, 3)))  # (sorted contact keys, world forces)
 
-    def _weights(self, system: LinearSystem, contacts: ContactSet):
-        """W as (diagonal, (block_dof, block_size, block_ptr, block_data)); cached for reuse."""
+    def _weights(self, system: LinearSystem, augmented: AugmentedSystem, contacts: ContactSet):
+        """W as (diagonal, (block_dof, block_size, block_ptr, block_data)); cached for reuse (``augmented``:
+        ``system.augmented()``)."""
         key = (system.dof_count, system.vn_dof.tobytes(), contacts.dof_a.tobytes(), contacts.dof_b.tobytes())
         cache = self._w_cache
         if cache is not None and cache[0] == key and cache[1] < self.frobenius_reuse_steps:
@@ -113,7 +114,7 @@ class SolverCOND(SolverBase):
             return cache[2]
         w = np.empty(system.size)
         if self.weights == "block":
-            weights = self._block_weights(system, contacts, w)
+            weights = self._block_weights(system, augmented, contacts, w)
         else:
             diag = np.empty(system.size)
             norm2 = np.empty(system.size)
@@ -124,7 +125,7 @@ class SolverCOND(SolverBase):
         self._w_cache = (key, 1, weights)
         return weights
 
-    def _block_weights(self, system: LinearSystem, contacts: ContactSet, w: np.ndarray):
+    def _block_weights(self, system: LinearSystem, augmented: AugmentedSystem, contacts: ContactSet, w: np.ndarray):
         pattern = contacts.pattern
         node = np.zeros(system.dof_count, bool)
         for ends in (contacts.dof_a, contacts.dof_b):
@@ -133,9 +134,7 @@ class SolverCOND(SolverBase):
         block_data = np.empty(blocks[2][-1])
         block_weights(system.indptr, system.indices, system.data, system.virtual_node_gain, system.vn_count,
                       contacts.dof_a, contacts.dof_b, *blocks, w, block_data)
-        largest = largest_eigenvalue(system.indptr, system.indices, system.data, system.row_group, system.vn_dof,
-                                     system.vn_size, system.vn_jac, system.virtual_node_gain, w, *blocks, block_data,
-                                     POWER_ITERATIONS)
+        largest = largest_eigenvalue(augmented, w, *blocks, block_data, POWER_ITERATIONS)
         # power iteration approaches the largest eigenvalue from below: keep a margin
         alpha = min(1.0, BLOCK_LARGEST_EIGENVALUE / (1.05 * largest))
         w *= alpha
@@ -196,13 +195,14 @@ class SolverCOND(SolverBase):
                                        "use projection='strict' (Prop. 6)")
         coarse = self._coarse_arrays(system)
         v = self.initial_guess(system)
-        w, blocks = self._weights(system, contacts)
+        augmented = system.augmented()
+        w, blocks = self._weights(system, augmented, contacts)
         force = np.zeros((contacts.count, 3))
         keys = contact_keys(contacts)
         if self.force_warm_start and system.vn_count:
             self._warm_start_owners(system, contacts, keys, v)
         iterations, residual = velocity_fixed_point(
-            system.augmented(),
+            augmented,
             NodeContacts(contacts.group_start(), contacts.dof_a, contacts.dof_b, contacts.frame, contacts.friction,
                          contacts.offset),
             StepWeights(w, *blocks, WEIGHTS[self.weights]),

@@ -33,7 +33,7 @@ POWER_ITERATIONS = 30
 @kernel
 def frobenius_terms(indptr, indices, data, row_group, vn_dof, vn_size, vn_jac, kv, diag, row_norm2):
     """a_ii and ||A_i*||^2 of every row of the augmented A (eq. 15), for IV-C1. The rows of a DOF group of 6
-    share one column list (``row_group``, as ``linalg.csr_matvec`` reads them): their six sums run side by side,
+    share one column list (``row_group``): their six sums run side by side,
     each still over its own row in order (the same bits), instead of one chain of dependent adds after
     another, and the diagonal entries read from the group's diagonal block rather than looked for along each row
     (31 -> 18 us at panda_cable's 1928 rows)."""
@@ -183,9 +183,9 @@ def apply_block_weights(w, block_dof, block_size, block_ptr, block_data, x, out)
 
 
 @kernel
-def largest_eigenvalue(indptr, indices, data, row_group, vn_dof, vn_size, vn_jac, kv, w, block_dof, block_size,
-                       block_ptr, block_data, iterations):
-    """Power-iteration estimate of W A's largest eigenvalue (real: W A is similar to W^1/2 A W^1/2).
+def largest_eigenvalue(system, w, block_dof, block_size, block_ptr, block_data, iterations):
+    """Power-iteration estimate of W A's largest eigenvalue (real: W A is similar to W^1/2 A W^1/2), A that of
+    ``system`` (an :class:`~cond_ros.sim.dynamics.assembly.AugmentedSystem`).
 
     The start vector is fixed, so the estimate (and the simulation) is deterministic.
     """
@@ -199,7 +199,7 @@ def largest_eigenvalue(indptr, indices, data, row_group, vn_dof, vn_size, vn_jac
     for _ in range(iterations):
         norm = np.sqrt(np.sum(x * x))
         x /= norm
-        augmented_matvec(indptr, indices, data, row_group, vn_dof, vn_size, vn_jac, kv, x, ax)
+        augmented_matvec(system, x, ax)
         apply_block_weights(w, block_dof, block_size, block_ptr, block_data, ax, wax)
         estimate = np.sqrt(np.sum(wax * wax))
         x[:] = wax

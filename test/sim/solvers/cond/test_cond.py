@@ -279,7 +279,7 @@ def test_frobenius_weights_match_dense_formula():
     for node in np.concatenate([contacts.dof_a, contacts.dof_b[contacts.dof_b >= 0]]):
         rows = slice(node, node + 3)
         want[rows] = np.trace(a[rows, rows]) / np.sum(a[rows] ** 2)
-    got, _ = SolverCOND(MODEL)._weights(system, contacts)
+    got, _ = SolverCOND(MODEL)._weights(system, system.augmented(), contacts)
     np.testing.assert_allclose(got, want, rtol=WEIGHT_TOL, atol=0)
 
 

@@ -40,7 +40,7 @@ def dense_weights(w, blocks):
 def test_block_weights_keep_prop3_structure_and_contract():
     solver, system, contacts = rope_on_floor()
     assert contacts.count > 5
-    w, blocks = solver._weights(system, contacts)
+    w, blocks = solver._weights(system, system.augmented(), contacts)
     weights = dense_weights(w, blocks)
     # Prop. 3: a contact node's rows are w_bar I and couple to nothing else, so Gamma_c = w_bar I
     for node in contacts.dof_a:
