@@ -15,6 +15,8 @@ construction never touch.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..jit import kernel, leaf_kernel
@@ -279,12 +281,24 @@ def detect_dynamic_contacts(model: Model, state: State, kinematics: list, points
             contact_frame(normal, volumes.rot[v], frame)
             rows.append((frame, gap, surface, np.maximum(points["mu"][i], volumes.mu[v]), i, dof_b, size_b, jac_b,
                          volumes.group[v], volumes.link[v]))
-    names = ("frame", "gap", "position", "friction", "point", "dof_b", "size_b", "jac_b", "group_b", "link_b")
     if not rows:
-        return dict(zip(names, (np.zeros((0, 3, 3)), np.zeros(0), np.zeros((0, 3)), np.zeros((0, 2)),
-                                *(np.zeros(0, np.int64) for _ in range(3)), np.zeros((0, 3, width)),
-                                np.zeros(0, np.int64), np.zeros(0, np.int64))))
-    return {name: np.array(column) for name, column in zip(names, zip(*rows))}
+        return dict(_no_contacts(width))
+    return {name: np.array(column) for name, column in zip(_CONTACT_COLUMNS, zip(*rows))}
+
+
+_CONTACT_COLUMNS = ("frame", "gap", "position", "friction", "point", "dof_b", "size_b", "jac_b", "group_b", "link_b")
+
+
+@functools.lru_cache(maxsize=None)
+def _no_contacts(width: int) -> dict:
+    """:func:`detect_dynamic_contacts`' result without contacts (most steps of a cable scene), made once: read-only
+    empty arrays."""
+    columns = (np.zeros((0, 3, 3)), np.zeros(0), np.zeros((0, 3)), np.zeros((0, 2)),
+               *(np.zeros(0, np.int64) for _ in range(3)), np.zeros((0, 3, width)), np.zeros(0, np.int64),
+               np.zeros(0, np.int64))
+    for column in columns:
+        column.flags.writeable = False
+    return dict(zip(_CONTACT_COLUMNS, columns))
 
 
 @leaf_kernel

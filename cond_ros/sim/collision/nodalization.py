@@ -319,13 +319,12 @@ def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: fl
         hit = tested[found.point_index]
     rows.add_batch(found.frame, found.gap, found.position, found.collider, point_kind[hit], point_index[hit],
                    np.maximum(mu[hit], model.collider_mu[found.collider]), hit)
-    limits = joint_limit_candidates(model, state, dt, width) if model.robots else []
-    if limits:
-        joint, side, gap, l_dof, l_size, l_jac, l_group = (np.array(column) for column in zip(*limits))
-        k = len(limits)
-        rows.add_batch(np.tile(np.eye(3), (k, 1, 1)), gap, np.zeros((k, 3)), np.full(k, -1),
-                       np.full(k, SOURCE_JOINT_LIMIT), 2 * joint + (side < 0), np.zeros((k, 2)),
-                       (l_dof, l_size, l_jac, l_group, np.zeros(k, bool), np.full(k, -1)))
+    limits = joint_limit_candidates(model, state, dt, width) if model.robots else None
+    if limits is not None:
+        joint, side, gap, l_dof, l_size, l_jac, l_group = limits
+        frame, position, collider, kind, friction, node, link = _limit_constants(len(gap))
+        rows.add_batch(frame, gap, position, collider, kind, 2 * joint + (side < 0), friction,
+                       (l_dof, l_size, l_jac, l_group, node, link))
     points = dict(pos=pos, radius=radius, vel=vel, mu=mu, group=group, node=node, active=active)
     dynamic = detect_dynamic_contacts(model, state, kinematics, points, dt, width)
     k = len(dynamic["gap"])
@@ -342,6 +341,17 @@ def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: fl
         rows.add_batch(frame, gap, position, np.full(len(i), -1), point_kind[i], point_index[i],
                        np.maximum(mu[i], mu[j]), i, j)
     return rows.finish(model, pattern, state, dt, kinematics or None)
+
+
+@functools.lru_cache(maxsize=64)
+def _limit_constants(k: int) -> tuple:
+    """The columns of k joint-limit contacts that are the same for every limit (frame I, position, collider -1,
+    source kind, friction, node flag, link), read-only: made once per count, not every step."""
+    columns = (np.tile(np.eye(3), (k, 1, 1)), np.zeros((k, 3)), np.full(k, -1), np.full(k, SOURCE_JOINT_LIMIT),
+               np.zeros((k, 2)), np.zeros(k, bool), np.full(k, -1))
+    for column in columns:
+        column.flags.writeable = False
+    return columns
 
 
 @leaf_kernel

@@ -308,6 +308,17 @@ def add_point_coupling(point_size, point_jac, point_group, point_matrix, diag_pa
         add_block(data, block_slot, diag_pair[point_group[k]], size, size, 1.0, point_matrix[k] @ jac, jac)
 
 
+@kernel
+def add_virtual_node_coupling(vn_size, vn_jac, vn_group, kv, diag_pair, block_slot, data):
+    """The k_v J_v^T J_v block of eq. (15) for every virtual node: :func:`add_point_coupling` with K_p = k_v I, given
+    as k_v alone (its (count, 3, 3) array cost ~10 us a step to make). k_v J has the bits of (k_v I) J: the
+    product's other terms are exact zeros."""
+    for k in range(vn_size.shape[0]):
+        size = vn_size[k]
+        jac = np.ascontiguousarray(vn_jac[k, :, :size])
+        add_block(data, block_slot, diag_pair[vn_group[k]], size, size, 1.0, kv * jac, jac)
+
+
 def assemble(model: Model, pattern: SystemPattern, state, control, dt: float,
              vn_dof=None, vn_size=None, vn_jac=None, vn_group=None, kinematics=None) -> LinearSystem:
     """Build the step's :class:`LinearSystem` from the state at the start of the step (``kinematics``: its
@@ -334,8 +345,7 @@ def assemble(model: Model, pattern: SystemPattern, state, control, dt: float,
         vn_jac = np.zeros((0, 3, pattern.max_group_size))
         vn_group = np.zeros(0, np.int64)
     if len(vn_dof):
-        gain = np.broadcast_to(model.virtual_node_gain * np.eye(3), (len(vn_dof), 3, 3))
-        add_point_coupling(vn_size, vn_jac, vn_group, np.ascontiguousarray(gain), pattern.diag_pair,
-                           pattern.block_slot, data)
+        add_virtual_node_coupling(vn_size, vn_jac, vn_group, model.virtual_node_gain, pattern.diag_pair,
+                                  pattern.block_slot, data)
     return LinearSystem(model.dof_count, pattern.indptr, pattern.indices, data, pattern.row_group, pattern.pair_blocks,
                         b, vn_dof, vn_size, vn_jac, model.virtual_node_gain)

@@ -22,8 +22,6 @@ from ..kinematics.articulation import ArticulationKinematics, point_jacobian_art
 from ..kinematics.rigid import cross3
 from ..model import Control, Model, State
 
-LIMIT_SIDES = np.array([1.0, -1.0])  # a joint limit's side: +1 the lower limit (q >= lower), -1 the upper
-
 
 def robot_kinematics(model: Model, state: State) -> list:
     """Forward kinematics of every robot at the state's joint positions."""
@@ -234,36 +232,40 @@ def robot_contact_points(model: Model, state: State, width: int, kinematics=None
 
 
 def joint_limit_candidates(model: Model, state: State, dt: float, width: int):
-    """Joint limits close enough to be reached this step, as virtual-node S-contact data.
-
-    Returns (global joint index, side (+1 lower, -1 upper), gap [rad or m], owner dof, owner size, J_v, group).
-    """
-    rows = []
+    """Joint limits close enough to be reached this step, as virtual-node S-contact data: None, or columns by
+    limit (global joint index, side (+1 lower, -1 upper), gap [rad or m], owner dof, owner size, J_v (k, 3, width),
+    group), robot by robot, joint by joint, lower before upper."""
+    batches = []
     for r, art in enumerate(model.robots):
         lo, hi = model.robot_dof_offset[r], model.robot_dof_offset[r + 1]
-        # a joint far from both limits (every joint, most steps) costs no Python
-        near, gap = _near_limits(state.robot_q, state.robot_qd, lo, art.dof_limits, model.contact_margin, dt)
-        for i, s in near:  # row-major: joint by joint, lower before upper
-            side = LIMIT_SIDES[s]
-            jac = np.zeros((3, width))
-            jac[0, i] = side
-            rows.append((lo + i, side, gap[i, s], model.robot_dof_start + lo, hi - lo, jac, model.robot_group(r)))
-    return rows
+        batch = _limit_rows(state.robot_q, state.robot_qd, lo, art.dof_limits, model.contact_margin, dt,
+                            model.robot_dof_start + lo, hi - lo, model.robot_group(r), width)
+        if len(batch[0]):
+            batches.append(batch)
+    if len(batches) <= 1:
+        return batches[0] if batches else None
+    return tuple(np.concatenate(column) for column in zip(*batches))
 
 
 @kernel
-def _near_limits(robot_q, robot_qd, lo, limits, margin, dt):
-    """(joint, side) of the limits (``limits``: lower, upper per joint, +-inf for none) that the joints from
-    ``lo`` may reach this step, row-major, and the gaps side (q - limit), (n, 2). A kernel: as numpy
-    expressions on 8 joints it cost ~40 us a step."""
+def _limit_rows(robot_q, robot_qd, lo, limits, margin, dt, dof, size, group, width):
+    """:func:`joint_limit_candidates`' columns for the joints of one robot from ``lo`` (``limits``: lower, upper
+    per joint, +-inf for none; the robot's first DOF ``dof``, its DOF count ``size`` and group). A kernel: as numpy
+    expressions on 8 joints it cost ~40 us a step, and a row a limit in Python ~20 us more."""
     n = limits.shape[0]
-    gap = np.empty((n, 2))
-    near = []
+    joint = np.empty(2 * n, np.int64)
+    side = np.empty(2 * n)
+    gap = np.empty(2 * n)
+    count = 0
     for i in range(n):
         for s in range(2):
-            side = 1.0 if s == 0 else -1.0
-            g = side * (robot_q[lo + i] - limits[i, s])
-            gap[i, s] = g
-            if np.isfinite(g) and g < margin + 2.0 * dt * max(0.0, -side * robot_qd[lo + i]):
-                near.append((i, s))
-    return near, gap
+            sign = 1.0 if s == 0 else -1.0
+            g = sign * (robot_q[lo + i] - limits[i, s])
+            if np.isfinite(g) and g < margin + 2.0 * dt * max(0.0, -sign * robot_qd[lo + i]):
+                joint[count], side[count], gap[count] = lo + i, sign, g
+                count += 1
+    jac = np.zeros((count, 3, width))
+    for c in range(count):
+        jac[c, 0, joint[c] - lo] = side[c]
+    return (joint[:count].copy(), side[:count].copy(), gap[:count].copy(), np.full(count, dof), np.full(count, size),
+            jac, np.full(count, group))

@@ -31,7 +31,7 @@ from numba import prange
 from ...dynamics.assembly import GROUP_PARTICLE
 from ...jit import kernel, leaf_kernel, parallel_kernel
 from ...linalg import jacobian_velocity
-from ...model import Model, State
+from ...model import Model, State, per_model
 
 POLYNOMIAL_DEGREE = 2
 RANK_TOLERANCE = 1e-8  # relative singular value below which a body's polynomial field is dropped (few nodes)
@@ -60,7 +60,11 @@ def _rod_fields(segments: int, points: int = ROD_COARSE_POINTS) -> np.ndarray:
 
 def rows_are_static(model: Model) -> bool:
     """Whether the coarse basis's rows on the original DOFs are the same every step (no FEM body, whose
-    polynomial fields follow its node positions)."""
+    polynomial fields follow its node positions). Asked twice a step: kept per model."""
+    return per_model(model, _no_fem_body)
+
+
+def _no_fem_body(model: Model) -> bool:
     return not np.any(model.particle_object >= 0)
 
 
