@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from cond_ros import sim
 from cond_ros.sim.dynamics.assembly import build_pattern
 from cond_ros.sim.linalg import (banded_cholesky, block_matvec_parallel, block_matvec_serial, gather,
-                                 solve_banded_cholesky)
+                                 gather_parallel, gather_serial, solve_banded_cholesky)
 
 PANDA_URDF = os.path.join(os.path.dirname(__file__), "..", "..", "urdf", "panda.urdf")
 
@@ -44,7 +44,8 @@ def per_row_reference(indptr, indices, data, x):
     return np.array(out)
 
 
-def test_the_pair_blocks_hold_each_coupled_pair_of_groups_once_row_major():
+@pytest.mark.parametrize("gather_into", [gather_serial, gather_parallel], ids=["serial", "parallel"])
+def test_the_pair_blocks_hold_each_coupled_pair_of_groups_once_row_major(gather_into):
     pattern = mixed_pattern()
     assert sorted(set(np.diff(pattern.row_group).tolist())) == [3, 6, 8]
     blocks = pattern.pair_blocks
@@ -52,7 +53,7 @@ def test_the_pair_blocks_hold_each_coupled_pair_of_groups_once_row_major():
     data = np.arange(1.0, pattern.nnz + 1.0)  # every entry its own value
     a = sp.csr_matrix((data, pattern.indices, pattern.indptr), shape=(n, n)).toarray()
     ordered = np.full(pattern.nnz, np.nan)
-    gather(data, blocks.entries, ordered)
+    gather_into(data, blocks.entries, ordered)
     assert np.array_equal(np.sort(blocks.entries), np.arange(pattern.nnz))  # a permutation: each entry once
     widths = set()
     for g in range(len(pattern.row_group) - 1):

@@ -181,7 +181,6 @@ def product_terms(indptr, indices, pattern_ptr, pattern_columns, k):
     return entry_ptr, entry_column, term_ptr, term_nonzero, term_row
 
 
-ROWS_PER_CHUNK = 512  # rows of A_o P per work item of original_rows_parallel
 PARALLEL_MIN_TERMS = 500_000  # A_o P's terms from which it and P^T A P take all cores (see coarse_in_parallel)
 
 
@@ -243,37 +242,41 @@ def original_rows_serial(indptr, data, row_group, basis, product, ranges, out):
 
 
 @parallel_kernel
-def original_rows_parallel(indptr, indices, data, basis, ranges, out):
-    """Rows 0..n_o of A_o P on all cores, by A's rows: each row of P has its nonzeros in a short column range
-    (``ranges[:, :2]``), added across it for every nonzero of A. For an FEM body (a node's row: the ten
-    polynomial fields side by side) this streams A once instead of :func:`product_terms`' index arrays (two
-    int64 per term, 32 MB for soft_ball's 2 million terms), which left the product memory-bound. The zeros
-    inside a range add +-0 to a partial sum, so every value is :func:`original_rows_serial`'s (an entry with no
-    terms may come out as -0.0 instead of 0.0, which no later sum can tell apart)."""
-    n_o = indptr.shape[0] - 1
+def original_rows_parallel(row_group, pair_start, pair_column, pair_width, pair_offset, pair_data, basis, ranges, out):
+    """Rows 0..n_o of A_o P on all cores, DOF group by DOF group, from A_o's blocks (``linalg.block_matvec``'s
+    layout): each row of P has its nonzeros in a short column range (``ranges[:, :2]``), added across it for every
+    entry of A. For an FEM body (a node's row: the ten polynomial fields side by side) this streams A once instead
+    of :func:`product_terms`' index arrays (two int64 per term, 32 MB for soft_ball's 2 million terms), which left
+    the product memory-bound; by blocks, a row of P is read once for all of a group's rows (soft_ball, 2026-11-28:
+    1.52 -> 1.00 ms against A's CSR rows). Each row still adds its entries in column order, and the zeros inside a
+    range add +-0 to a partial sum, so every value is :func:`original_rows_serial`'s (an entry with no terms may
+    come out as -0.0 instead of 0.0, which no later sum can tell apart)."""
     k_all = basis.shape[1]
-    for chunk in prange((n_o + ROWS_PER_CHUNK - 1) // ROWS_PER_CHUNK):
-        acc = np.zeros(k_all)
-        for i in range(chunk * ROWS_PER_CHUNK, min(n_o, (chunk + 1) * ROWS_PER_CHUNK)):
-            lo = k_all
-            hi = 0
-            for p in range(indptr[i], indptr[i + 1]):
-                c = indices[p]
+    for g in prange(row_group.shape[0] - 1):
+        first = row_group[g]
+        rows = row_group[g + 1] - first
+        lo = k_all
+        hi = 0
+        for q in range(pair_start[g], pair_start[g + 1]):
+            for c in range(pair_column[q], pair_column[q] + pair_width[q]):
                 if ranges[c, 1] > ranges[c, 0]:
                     lo = min(lo, ranges[c, 0])
                     hi = max(hi, ranges[c, 1])
+        acc = np.zeros((rows, k_all))
+        for q in range(pair_start[g], pair_start[g + 1]):
+            width = pair_width[q]
+            for k in range(width):
+                c = pair_column[q] + k
+                for r in range(rows):
+                    x = pair_data[pair_offset[q] + r * width + k]
+                    for j in range(ranges[c, 0], ranges[c, 1]):
+                        acc[r, j] += x * basis[c, j]
+        for r in range(rows):
             for j in range(lo, hi):
-                acc[j] = 0.0
-            for p in range(indptr[i], indptr[i + 1]):
-                c = indices[p]
-                x = data[p]
-                for j in range(ranges[c, 0], ranges[c, 1]):
-                    acc[j] += x * basis[c, j]
-            for j in range(lo, hi):
-                out[i, j] = acc[j]
+                out[first + r, j] = acc[r, j]
             if hi > lo:
-                ranges[i, 2] = lo
-                ranges[i, 3] = hi
+                ranges[first + r, 2] = lo
+                ranges[first + r, 3] = hi
 
 
 @leaf_kernel
@@ -407,7 +410,7 @@ galerkin_serial = kernel(_galerkin)
 galerkin_parallel = parallel_kernel(_galerkin)
 
 
-def times_basis(system, basis: np.ndarray, product, ranges: np.ndarray) -> np.ndarray:
+def times_basis(system, basis: np.ndarray, product, ranges: np.ndarray, augmented=None) -> np.ndarray:
     """A P for the augmented A of eq. (15) within each row's column range (``ranges[:, 2:]``, outside which the
     row is zero: those entries of the array are not written; ``ranges[:, :2]``: P's, given).
 
@@ -415,32 +418,35 @@ def times_basis(system, basis: np.ndarray, product, ranges: np.ndarray) -> np.nd
     row of P has few nonzeros (a rod segment's translation row two hat functions, its rotation rows none),
     so there are about as many terms as A_o has nonzeros; accumulating into ``out`` across A's nonzeros
     instead waits on memory for each one (panda_cable, 320 segments: 280 us against ~50 us). Large systems
-    (the FEM scenes) take A_o P's rows on all cores.
+    (the FEM scenes) take A_o P's rows on all cores, from A_o's blocks (``augmented``: ``system.augmented()``, if
+    already at hand).
     """
     out = np.empty_like(basis)  # only each row's column range is written and read (a zeroed n x k: 8 us at 320)
     ranges[:, 2] = basis.shape[1]
     ranges[:, 3] = 0
     if coarse_in_parallel(product):
-        original_rows_parallel(system.indptr, system.indices, system.data, basis, ranges, out)
+        blocks = augmented if augmented is not None else system.augmented()
+        original_rows_parallel(*blocks[:6], basis, ranges, out)
     else:
         original_rows_serial(system.indptr, system.data, system.row_group, basis, product, ranges, out)
     _virtual_node_columns(system.vn_dof, system.vn_size, system.vn_jac, system.virtual_node_gain, basis, ranges, out)
     return out
 
 
-def coarse_operator(system, basis: np.ndarray, pattern=None, product=None):
+def coarse_operator(system, basis: np.ndarray, pattern=None, product=None, augmented=None):
     """(A P, P^T A P, P^T b, ranges) of the step's system for the coarse space ``basis``; ``ranges`` (n, 4)
     are the column ranges of the nonzeros of P and of A P, side by side (A P is written within its ranges only:
-    :func:`times_basis`). ``pattern``: :func:`row_pattern` of ``basis``, and ``product``: :func:`product_terms`
-    of its original rows, when known (computed here otherwise)."""
+    :func:`times_basis`). ``pattern``: :func:`row_pattern` of ``basis``, ``product``: :func:`product_terms`
+    of its original rows, and ``augmented``: ``system.augmented()``, when known (computed here otherwise)."""
     ptr, columns = row_pattern(basis, 0) if pattern is None else pattern
     if product is None:
         product = product_terms(system.indptr, system.indices, ptr, columns, basis.shape[1])
     ranges = np.empty((basis.shape[0], 4), np.int64)
     pattern_ranges(ptr, columns, ranges)
-    a_basis = times_basis(system, basis, product, ranges)
+    a_basis = times_basis(system, basis, product, ranges, augmented)
     k = basis.shape[1]
     galerkin, coarse_b = np.empty((k, k)), np.empty(k)
     galerkin_product = galerkin_parallel if coarse_in_parallel(product) else galerkin_serial
-    galerkin_product(basis, a_basis, *column_pattern(ptr, columns, k), ranges, system.rhs(), galerkin, coarse_b)
+    rhs = augmented.b if augmented is not None else system.rhs()
+    galerkin_product(basis, a_basis, *column_pattern(ptr, columns, k), ranges, rhs, galerkin, coarse_b)
     return a_basis, 0.5 * (galerkin + galerkin.T), coarse_b, ranges

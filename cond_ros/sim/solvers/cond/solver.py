@@ -168,8 +168,9 @@ class SolverCOND(SolverBase):
             self._coarse_space = (basis, extend_pattern(original, basis, n_o), product)
             self._last_coarse = (basis, original, product)
 
-    def _coarse_arrays(self, system: LinearSystem):
-        """(P, A P, P^T A P, P^T b, column ranges) of the step; empty (k = 0) without the coarse correction."""
+    def _coarse_arrays(self, system: LinearSystem, augmented: AugmentedSystem):
+        """(P, A P, P^T A P, P^T b, column ranges) of the step (``augmented``: ``system.augmented()``); empty (k = 0)
+        without the coarse correction."""
         if not self.coarse_correction:
             return (np.zeros((system.size, 0)), np.zeros((system.size, 0)), np.zeros((0, 0)), np.zeros(0),
                     np.zeros((system.size, 4), np.int64))
@@ -178,7 +179,7 @@ class SolverCOND(SolverBase):
             raise ModelError("SolverCOND: coarse_correction needs the step's coarse space; call step(), or "
                              "prepare(state, contacts) before solve()")
         basis, pattern, product = space
-        return (basis, *coarse_operator(system, basis, pattern, product))
+        return (basis, *coarse_operator(system, basis, pattern, product, augmented))
 
     def initial_guess(self, system: LinearSystem) -> np.ndarray:
         """v^1: the previous v_hat on the original DOFs, J_v v_hat on the virtual nodes (Sec. V-A5)."""
@@ -193,9 +194,9 @@ class SolverCOND(SolverBase):
         if self.projection == "proximal":
             require_isotropic_friction(contacts.friction, "SolverCOND with projection='proximal'",
                                        "use projection='strict' (Prop. 6)")
-        coarse = self._coarse_arrays(system)
-        v = self.initial_guess(system)
         augmented = system.augmented()
+        coarse = self._coarse_arrays(system, augmented)
+        v = self.initial_guess(system)
         w, blocks = self._weights(system, augmented, contacts)
         force = np.zeros((contacts.count, 3))
         keys = contact_keys(contacts)
