@@ -118,8 +118,7 @@ class SolverCOND(SolverBase):
         else:
             diag = np.empty(system.size)
             norm2 = np.empty(system.size)
-            frobenius_terms(system.indptr, system.indices, system.data, system.row_group, system.vn_dof,
-                            system.vn_size, system.vn_jac, system.virtual_node_gain, diag, norm2)
+            frobenius_terms(augmented, diag, norm2)
             frobenius_weights(diag, norm2, contacts.dof_a, contacts.dof_b, w)
             weights = (w, NO_BLOCKS)
         self._w_cache = (key, 1, weights)

@@ -31,56 +31,54 @@ POWER_ITERATIONS = 30
 
 
 @kernel
-def frobenius_terms(indptr, indices, data, row_group, vn_dof, vn_size, vn_jac, kv, diag, row_norm2):
-    """a_ii and ||A_i*||^2 of every row of the augmented A (eq. 15), for IV-C1. The rows of a DOF group of 6
-    share one column list (``row_group``): their six sums run side by side,
-    each still over its own row in order (the same bits), instead of one chain of dependent adds after
-    another, and the diagonal entries read from the group's diagonal block rather than looked for along each row
-    (31 -> 18 us at panda_cable's 1928 rows)."""
-    n_o = indptr.shape[0] - 1
+def frobenius_terms(system, diag, row_norm2):
+    """a_ii and ||A_i*||^2 of every row of the augmented A (eq. 15) of ``system`` (an
+    :class:`~cond_ros.sim.dynamics.assembly.AugmentedSystem`), for IV-C1. A_o is read by its blocks
+    (``linalg.block_matvec``'s layout): the rows of a DOF group of 3 or 6 sum side by side, each still over its
+    own row in column order (the same bits as a row loop over A_o's CSR), and the diagonal entries are read from
+    the group's diagonal block (panda_cable, 320 segments: 31 us by CSR rows one after another, 18 side by side)."""
+    row_group, pair_start, pair_column, pair_width, pair_offset, pair_data, _, vn_dof, vn_size, vn_jac, kv = system
+    n_o = row_group[-1]
     for g in range(row_group.shape[0] - 1):
         first = row_group[g]
         rows = row_group[g + 1] - first
-        if rows == 6:
-            start = indptr[first]
-            length = indptr[first + 1] - start
-            s1, s2, s3, s4, s5 = indptr[first + 1], indptr[first + 2], indptr[first + 3], indptr[first + 4], \
-                indptr[first + 5]
+        if rows == 6 or rows == 3:
             a0 = a1 = a2 = a3 = a4 = a5 = 0.0
-            for p in range(length):
-                a0 += data[start + p] * data[start + p]
-                a1 += data[s1 + p] * data[s1 + p]
-                a2 += data[s2 + p] * data[s2 + p]
-                a3 += data[s3 + p] * data[s3 + p]
-                a4 += data[s4 + p] * data[s4 + p]
-                a5 += data[s5 + p] * data[s5 + p]
+            for q in range(pair_start[g], pair_start[g + 1]):
+                width = pair_width[q]
+                b = pair_offset[q]
+                for k in range(width):
+                    x0 = pair_data[b + k]
+                    x1 = pair_data[b + width + k]
+                    x2 = pair_data[b + 2 * width + k]
+                    a0 += x0 * x0
+                    a1 += x1 * x1
+                    a2 += x2 * x2
+                    if rows == 6:
+                        x3 = pair_data[b + 3 * width + k]
+                        x4 = pair_data[b + 4 * width + k]
+                        x5 = pair_data[b + 5 * width + k]
+                        a3 += x3 * x3
+                        a4 += x4 * x4
+                        a5 += x5 * x5
             row_norm2[first], row_norm2[first + 1], row_norm2[first + 2] = a0, a1, a2
-            row_norm2[first + 3], row_norm2[first + 4], row_norm2[first + 5] = a3, a4, a5
-            # the group's own columns, first .. first + 5, are one run of its column list (its diagonal block)
-            own = -1
-            for p in range(length):
-                if indices[start + p] == first:
-                    own = p
-                    break
-            for r in range(6):
-                d = 0.0
-                if own >= 0 and own + r < length and indices[start + own + r] == first + r:
-                    d = data[indptr[first + r] + own + r]
-                else:  # not a dense diagonal block: look the entry up
-                    for p in range(indptr[first + r], indptr[first + r + 1]):
-                        if indices[p] == first + r:
-                            d = data[p]
-                diag[first + r] = d
-            continue
-        for i in range(first, first + rows):
-            d = 0.0
-            s = 0.0
-            for p in range(indptr[i], indptr[i + 1]):
-                s += data[p] * data[p]
-                if indices[p] == i:
-                    d = data[p]
-            diag[i] = d
-            row_norm2[i] = s
+            if rows == 6:
+                row_norm2[first + 3], row_norm2[first + 4], row_norm2[first + 5] = a3, a4, a5
+        else:
+            for r in range(rows):
+                acc = 0.0
+                for q in range(pair_start[g], pair_start[g + 1]):
+                    width = pair_width[q]
+                    row = pair_offset[q] + r * width
+                    for k in range(width):
+                        acc += pair_data[row + k] * pair_data[row + k]
+                row_norm2[first + r] = acc
+        for r in range(rows):
+            diag[first + r] = 0.0
+        for q in range(pair_start[g], pair_start[g + 1]):
+            if pair_column[q] == first:  # the group's own block
+                for r in range(rows):
+                    diag[first + r] = pair_data[pair_offset[q] + r * pair_width[q] + r]
     for k in range(vn_dof.shape[0]):
         dof = vn_dof[k]
         jac = vn_jac[k]

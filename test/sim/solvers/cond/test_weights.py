@@ -93,8 +93,37 @@ def test_frobenius_terms_of_a_rod_are_the_dense_diagonal_and_row_norms():
     system = SolverCOND(model).assemble(state, model.control(), contacts, 0.01)
     assert system.vn_count > 0 and np.any(np.diff(system.row_group) == 6)
     diag, norm2 = np.empty(system.size), np.empty(system.size)
-    frobenius_terms(system.indptr, system.indices, system.data, system.row_group, system.vn_dof, system.vn_size,
-                    system.vn_jac, system.virtual_node_gain, diag, norm2)
+    frobenius_terms(system.augmented(), diag, norm2)
+    a = system.matrix().toarray()
+    np.testing.assert_array_equal(diag, np.diag(a))
+    np.testing.assert_allclose(norm2, np.sum(a * a, axis=1), rtol=1e-14, atol=0)
+
+
+def test_frobenius_terms_of_particle_body_and_robot_rows_match_the_dense_matrix():
+    """3-row groups (particles) and the Panda's 8-row group beside a box's 6: a_ii and ||A_i*||^2 against the dense
+    matrix, with blocks of every width between them."""
+    import os
+
+    from cond_ros import sim
+    from cond_ros.sim.solvers.cond.weights import frobenius_terms
+
+    b = ModelBuilder()
+    for x in (0.0, 0.3):
+        b.add_particle((x, 0.3, 0.1), mass=0.2, radius=0.01)
+    box = b.add_body((1.0, 0.5, 0.2), mass=0.8, inertia=sim.box_inertia(0.8, (0.1, 0.1, 0.1)))
+    urdf = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "urdf", "panda.urdf")
+    robot = b.add_articulation(sim.load_urdf(urdf, mesh_primitives=False))
+    b.add_spring(sim.particle(0), sim.body_point(box, (0.2, 0.0, 0.1)), stiffness=200.0, rest_length=0.5)
+    b.add_spring(sim.particle(0), sim.particle(1), stiffness=100.0, rest_length=0.3)
+    b.add_spring(sim.particle(1), sim.robot_link_point(robot, "panda_hand"), stiffness=50.0, rest_length=0.2)
+    b.add_spring(sim.body_point(box), sim.robot_link_point(robot, "panda_link3"), stiffness=50.0, rest_length=0.2)
+    model = b.finalize()
+    state = model.state()
+    contacts = build_contact_set(model, build_pattern(model), state, 0.01)
+    system = SolverCOND(model).assemble(state, model.control(), contacts, 0.01)
+    assert sorted(set(np.diff(system.row_group).tolist())) == [3, 6, 8]
+    diag, norm2 = np.full(system.size, np.nan), np.full(system.size, np.nan)
+    frobenius_terms(system.augmented(), diag, norm2)
     a = system.matrix().toarray()
     np.testing.assert_array_equal(diag, np.diag(a))
     np.testing.assert_allclose(norm2, np.sum(a * a, axis=1), rtol=1e-14, atol=0)
