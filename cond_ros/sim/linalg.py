@@ -73,61 +73,74 @@ def _block_matvec(row_group, pair_start, pair_column, pair_width, pair_offset, p
     a register and loads each x entry once. Each row is summed over its columns in ascending order, as a CSR
     row's loop would: the result is bit for bit that of A_o's CSR. Read in CSR order (one column list per row group,
     each row's entries apart), the same sums took 1.4-1.7x as long (2026-11-28, 2-core machine: panda_cable at
-    320 / 1280 segments 19.6 / 90 -> 13.5 / 54 us, soft_mat 93 -> 67 us). Groups are independent: order-free."""
+    320 / 1280 segments 19.6 / 90 -> 13.5 / 54 us, soft_mat 93 -> 67 us).
+
+    The offsets into ``pair_data`` and ``x`` are unsigned (``_U1`` ...): numba checks every signed index for a
+    negative value to wrap, and those checks took a third of the time (soft_mat 66 -> 44 us). Groups are
+    independent: order-free."""
     for g in prange(row_group.shape[0] - 1):
         first = row_group[g]
         rows = row_group[g + 1] - first
-        b = pair_offset[pair_start[g]]
+        b = np.uint64(pair_offset[pair_start[g]])
         if rows == 3:
             a0 = a1 = a2 = 0.0
             for q in range(pair_start[g], pair_start[g + 1]):
-                c0 = pair_column[q]
-                c = pair_width[q]
-                if c == 3:
-                    y0, y1, y2 = x[c0], x[c0 + 1], x[c0 + 2]
+                c0 = np.uint64(pair_column[q])
+                c = np.uint64(pair_width[q])
+                if c == _U3:
+                    y0, y1, y2 = x[c0], x[c0 + _U1], x[c0 + _U2]
                     a0 += pair_data[b] * y0
-                    a0 += pair_data[b + 1] * y1
-                    a0 += pair_data[b + 2] * y2
-                    a1 += pair_data[b + 3] * y0
-                    a1 += pair_data[b + 4] * y1
-                    a1 += pair_data[b + 5] * y2
-                    a2 += pair_data[b + 6] * y0
-                    a2 += pair_data[b + 7] * y1
-                    a2 += pair_data[b + 8] * y2
+                    a0 += pair_data[b + _U1] * y1
+                    a0 += pair_data[b + _U2] * y2
+                    a1 += pair_data[b + _U3] * y0
+                    a1 += pair_data[b + _U4] * y1
+                    a1 += pair_data[b + _U5] * y2
+                    a2 += pair_data[b + _U6] * y0
+                    a2 += pair_data[b + _U7] * y1
+                    a2 += pair_data[b + _U8] * y2
                 else:
                     for k in range(c):
                         y = x[c0 + k]
                         a0 += pair_data[b + k] * y
                         a1 += pair_data[b + c + k] * y
-                        a2 += pair_data[b + 2 * c + k] * y
-                b += 3 * c
+                        a2 += pair_data[b + c + c + k] * y
+                b += _U3 * c
             out[first], out[first + 1], out[first + 2] = a0, a1, a2
         elif rows == 6:
             a0 = a1 = a2 = a3 = a4 = a5 = 0.0
             for q in range(pair_start[g], pair_start[g + 1]):
-                c0 = pair_column[q]
-                c = pair_width[q]
+                c0 = np.uint64(pair_column[q])
+                c = np.uint64(pair_width[q])
+                b1 = b + c
+                b2 = b1 + c
+                b3 = b2 + c
+                b4 = b3 + c
+                b5 = b4 + c
                 for k in range(c):
                     y = x[c0 + k]
                     a0 += pair_data[b + k] * y
-                    a1 += pair_data[b + c + k] * y
-                    a2 += pair_data[b + 2 * c + k] * y
-                    a3 += pair_data[b + 3 * c + k] * y
-                    a4 += pair_data[b + 4 * c + k] * y
-                    a5 += pair_data[b + 5 * c + k] * y
-                b += 6 * c
+                    a1 += pair_data[b1 + k] * y
+                    a2 += pair_data[b2 + k] * y
+                    a3 += pair_data[b3 + k] * y
+                    a4 += pair_data[b4 + k] * y
+                    a5 += pair_data[b5 + k] * y
+                b = b5 + c
             out[first], out[first + 1], out[first + 2] = a0, a1, a2
             out[first + 3], out[first + 4], out[first + 5] = a3, a4, a5
         else:
             for r in range(rows):
                 acc = 0.0
                 for q in range(pair_start[g], pair_start[g + 1]):
-                    c0 = pair_column[q]
-                    c = pair_width[q]
-                    row = pair_offset[q] + r * c
+                    c0 = np.uint64(pair_column[q])
+                    c = np.uint64(pair_width[q])
+                    row = np.uint64(pair_offset[q]) + np.uint64(r) * c
                     for k in range(c):
                         acc += pair_data[row + k] * x[c0 + k]
                 out[first + r] = acc
+
+
+# unsigned offsets (numba wraps a negative signed index, and checks every one: see _block_matvec)
+_U1, _U2, _U3, _U4, _U5, _U6, _U7, _U8 = (np.uint64(k) for k in range(1, 9))
 
 
 block_matvec_serial = kernel(_block_matvec)
