@@ -75,7 +75,7 @@ def _block_matvec(row_group, pair_start, pair_column, pair_width, pair_offset, p
     each row's entries apart), the same sums took 1.4-1.7x as long (2026-11-28, 2-core machine: panda_cable at
     320 / 1280 segments 19.6 / 90 -> 13.5 / 54 us, soft_mat 93 -> 67 us).
 
-    The offsets into ``pair_data`` and ``x`` are unsigned (``_U1`` ...): numba checks every signed index for a
+    The offsets into ``pair_data`` and ``x`` are unsigned (``U1`` ...): numba checks every signed index for a
     negative value to wrap, and those checks took a third of the time (soft_mat 66 -> 44 us). Groups are
     independent: order-free."""
     for g in prange(row_group.shape[0] - 1):
@@ -87,24 +87,24 @@ def _block_matvec(row_group, pair_start, pair_column, pair_width, pair_offset, p
             for q in range(pair_start[g], pair_start[g + 1]):
                 c0 = np.uint64(pair_column[q])
                 c = np.uint64(pair_width[q])
-                if c == _U3:
-                    y0, y1, y2 = x[c0], x[c0 + _U1], x[c0 + _U2]
+                if c == U3:
+                    y0, y1, y2 = x[c0], x[c0 + U1], x[c0 + U2]
                     a0 += pair_data[b] * y0
-                    a0 += pair_data[b + _U1] * y1
-                    a0 += pair_data[b + _U2] * y2
-                    a1 += pair_data[b + _U3] * y0
-                    a1 += pair_data[b + _U4] * y1
-                    a1 += pair_data[b + _U5] * y2
-                    a2 += pair_data[b + _U6] * y0
-                    a2 += pair_data[b + _U7] * y1
-                    a2 += pair_data[b + _U8] * y2
+                    a0 += pair_data[b + U1] * y1
+                    a0 += pair_data[b + U2] * y2
+                    a1 += pair_data[b + U3] * y0
+                    a1 += pair_data[b + U4] * y1
+                    a1 += pair_data[b + U5] * y2
+                    a2 += pair_data[b + U6] * y0
+                    a2 += pair_data[b + U7] * y1
+                    a2 += pair_data[b + U8] * y2
                 else:
                     for k in range(c):
                         y = x[c0 + k]
                         a0 += pair_data[b + k] * y
                         a1 += pair_data[b + c + k] * y
                         a2 += pair_data[b + c + c + k] * y
-                b += _U3 * c
+                b += U3 * c
             out[first], out[first + 1], out[first + 2] = a0, a1, a2
         elif rows == 6:
             a0 = a1 = a2 = a3 = a4 = a5 = 0.0
@@ -139,8 +139,9 @@ def _block_matvec(row_group, pair_start, pair_column, pair_width, pair_offset, p
                 out[first + r] = acc
 
 
-# unsigned offsets (numba wraps a negative signed index, and checks every one: see _block_matvec)
-_U1, _U2, _U3, _U4, _U5, _U6, _U7, _U8 = (np.uint64(k) for k in range(1, 9))
+# 1 .. 8 as unsigned offsets: numba checks every signed index for a negative value to wrap around, which a hot
+# loop pays for at each load (see _block_matvec); uint64 + int64 is float64 in numba, hence these
+U1, U2, U3, U4, U5, U6, U7, U8 = (np.uint64(k) for k in range(1, 9))
 
 
 block_matvec_serial = kernel(_block_matvec)

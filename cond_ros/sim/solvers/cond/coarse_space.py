@@ -211,12 +211,14 @@ def original_rows_serial(indptr, data, row_group, basis, product, ranges, out):
                 lo, hi = entry_column[entry_ptr[first]], entry_column[entry_ptr[first + 1] - 1] + 1
                 for i in range(first, first + 6):
                     out[i, lo:hi] = 0.0
+            # unsigned offsets: a signed index is checked for a negative value to wrap (``linalg._block_matvec``)
+            s1, s2, s3, s4, s5 = np.uint64(s1), np.uint64(s2), np.uint64(s3), np.uint64(s4), np.uint64(s5)
             for e in range(entry_ptr[first], entry_ptr[first + 1]):
-                j = entry_column[e]
+                j = np.uint64(entry_column[e])
                 a0 = a1 = a2 = a3 = a4 = a5 = 0.0
                 for t in range(term_ptr[e], term_ptr[e + 1]):
-                    p = term_nonzero[t]
-                    x = basis[term_row[t], j]
+                    p = np.uint64(term_nonzero[t])
+                    x = basis[np.uint64(term_row[t]), j]
                     a0 += data[p] * x
                     a1 += data[p + s1] * x
                     a2 += data[p + s2] * x
@@ -230,10 +232,10 @@ def original_rows_serial(indptr, data, row_group, basis, product, ranges, out):
                 if entry_ptr[i + 1] > entry_ptr[i]:
                     out[i, entry_column[entry_ptr[i]]:entry_column[entry_ptr[i + 1] - 1] + 1] = 0.0
                 for e in range(entry_ptr[i], entry_ptr[i + 1]):
-                    j = entry_column[e]
+                    j = np.uint64(entry_column[e])
                     acc = 0.0
                     for t in range(term_ptr[e], term_ptr[e + 1]):
-                        acc += data[term_nonzero[t]] * basis[term_row[t], j]
+                        acc += data[np.uint64(term_nonzero[t])] * basis[np.uint64(term_row[t]), j]
                     out[i, j] = acc
         for i in range(first, first + rows):
             if entry_ptr[i + 1] > entry_ptr[i]:

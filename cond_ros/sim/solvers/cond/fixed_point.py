@@ -11,7 +11,8 @@ import numpy as np
 from numba import prange
 
 from ...jit import kernel, leaf_kernel, parallel_kernel
-from ...linalg import augmented_matvec, banded_cholesky, dot, jacobian_velocity, solve_banded_cholesky
+from ...linalg import (U1, U2, U3, U4, U5, U6, augmented_matvec, banded_cholesky, dot, jacobian_velocity,
+                       solve_banded_cholesky)
 from ..friction_cone import project_cone
 from .weights import WEIGHTS_BB1, WEIGHTS_BB_ALTERNATING, WEIGHTS_BLOCK, WEIGHTS_FROBENIUS, apply_block_weights
 
@@ -347,24 +348,27 @@ def _subtract_transposed_product(coarse_a, ranges, v, rhs):
     n = coarse_a.shape[0]
     r = 0
     while r < n:
-        lo = ranges[r, 2]
-        hi = ranges[r, 3]
-        if hi - lo != 6:
+        # unsigned column offsets: numba checks a signed index for a negative value to wrap (linalg.U1)
+        lo = np.uint64(ranges[r, 2])
+        hi = np.uint64(ranges[r, 3])
+        if hi != lo + U6:
             for j in range(lo, hi):
                 rhs[j] -= coarse_a[r, j] * v[r]
             r += 1
             continue
-        a0, a1, a2, a3, a4, a5 = rhs[lo], rhs[lo + 1], rhs[lo + 2], rhs[lo + 3], rhs[lo + 4], rhs[lo + 5]
-        while r < n and ranges[r, 2] == lo and ranges[r, 3] == hi:
+        a0, a1, a2 = rhs[lo], rhs[lo + U1], rhs[lo + U2]
+        a3, a4, a5 = rhs[lo + U3], rhs[lo + U4], rhs[lo + U5]
+        while r < n and np.uint64(ranges[r, 2]) == lo and np.uint64(ranges[r, 3]) == hi:
             x = v[r]
             a0 -= coarse_a[r, lo] * x
-            a1 -= coarse_a[r, lo + 1] * x
-            a2 -= coarse_a[r, lo + 2] * x
-            a3 -= coarse_a[r, lo + 3] * x
-            a4 -= coarse_a[r, lo + 4] * x
-            a5 -= coarse_a[r, lo + 5] * x
+            a1 -= coarse_a[r, lo + U1] * x
+            a2 -= coarse_a[r, lo + U2] * x
+            a3 -= coarse_a[r, lo + U3] * x
+            a4 -= coarse_a[r, lo + U4] * x
+            a5 -= coarse_a[r, lo + U5] * x
             r += 1
-        rhs[lo], rhs[lo + 1], rhs[lo + 2], rhs[lo + 3], rhs[lo + 4], rhs[lo + 5] = a0, a1, a2, a3, a4, a5
+        rhs[lo], rhs[lo + U1], rhs[lo + U2] = a0, a1, a2
+        rhs[lo + U3], rhs[lo + U4], rhs[lo + U5] = a3, a4, a5
 
 
 @kernel
@@ -444,7 +448,7 @@ def coarse_correction(coarse, coarse_a, matrix, factor, factor_state, counted_we
         delta = np.linalg.solve(matrix, rhs)
     for r in range(coarse.shape[0]):
         acc = 0.0
-        for j in range(ranges[r, 0], ranges[r, 1]):
+        for j in range(np.uint64(ranges[r, 0]), np.uint64(ranges[r, 1])):  # unsigned: linalg.U1
             acc += coarse[r, j] * delta[j]
         v_next[r] += acc
 
