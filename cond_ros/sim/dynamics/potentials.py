@@ -20,6 +20,7 @@ import numpy as np
 
 from ..jit import kernel, leaf_kernel
 from ..kinematics.rigid import quat_to_matrix_into, rotation_log_into
+from ..linalg import U6
 from ..model import DampingPolicy, Model, PointKind, PotentialType, State, per_model
 from .robots import robot_kinematics
 
@@ -250,9 +251,9 @@ def _add_body_pair_block(data, block_slot, pair, scaled, je, x, y, first):
     """:func:`_add_potential_block` for two body ends (6 columns each), from column ``first`` (a literal at each
     call: inlined, the loops have constant bounds, ~0.1 us a potential less than the general form)."""
     for r in range(first, 6):
-        slot = block_slot[pair, r]
+        slot = np.uint64(block_slot[pair, r])  # unsigned: no wraparound check at each store (linalg.U1)
         g0, g1, g2 = scaled[x, 0, r], scaled[x, 1, r], scaled[x, 2, r]
-        for c in range(first, 6):
+        for c in range(np.uint64(first), U6):
             acc = 0.0
             acc += g0 * je[y, 0, c]
             acc += g1 * je[y, 1, c]

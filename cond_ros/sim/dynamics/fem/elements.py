@@ -181,11 +181,11 @@ def _scatter_rows(rest_volume, lame, damping_time, geometric, h, tet_pairs, bloc
                     dot = (g_all[t, i, 0] * g_all[t, j, 0] + g_all[t, i, 1] * g_all[t, j, 1]
                            + g_all[t, i, 2] * g_all[t, j, 2])
                     for a in range(3):
-                        start = block_slot[pair, a]
+                        start = np.uint64(block_slot[pair, a])  # unsigned: no wraparound check (linalg.U1)
                         for c in range(3):
                             k = (lam * q_all[t, i, a] * q_all[t, j, c] + mu * q_all[t, j, a] * q_all[t, i, c]
                                  + (mu * dot if a == c else 0.0))
-                            data[start + c] += scale * k
+                            data[start + np.uint64(c)] += scale * k
                 if geometric:
                     pair = tet_pairs[t, 5 * i]
                     for a in range(3):
