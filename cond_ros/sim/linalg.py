@@ -48,7 +48,7 @@ def _gather(values, index, out):
     """out[i] = values[index[i]] (A_o's entries into block order, ``SystemPattern.pair_blocks``): numpy's ``take``
     took 2.3x as long."""
     for i in prange(index.shape[0]):
-        out[i] = values[index[i]]
+        out[i] = values[np.uint64(index[i])]  # unsigned: no wraparound check (U1)
 
 
 gather_serial = kernel(_gather)

@@ -271,7 +271,7 @@ def original_rows_parallel(row_group, pair_start, pair_column, pair_width, pair_
                 c = pair_column[q] + k
                 for r in range(rows):
                     x = pair_data[pair_offset[q] + r * width + k]
-                    for j in range(ranges[c, 0], ranges[c, 1]):
+                    for j in range(np.uint64(ranges[c, 0]), np.uint64(ranges[c, 1])):  # unsigned: linalg.U1
                         acc[r, j] += x * basis[c, j]
         for r in range(rows):
             for j in range(lo, hi):
@@ -401,10 +401,10 @@ def _galerkin(basis, a_basis, column_ptr, column_rows, ranges, b, galerkin, coar
         galerkin[i, :] = 0.0
         coarse_b[i] = 0.0
         for e in range(column_ptr[i], column_ptr[i + 1]):
-            r = column_rows[e]
+            r = np.uint64(column_rows[e])  # unsigned row and columns: no wraparound check (linalg.U1)
             x = basis[r, i]
             coarse_b[i] += x * b[r]
-            for j in range(ranges[r, 2], ranges[r, 3]):
+            for j in range(np.uint64(ranges[r, 2]), np.uint64(ranges[r, 3])):
                 galerkin[i, j] += x * a_basis[r, j]
 
 
