@@ -139,15 +139,17 @@ def _solve_surrogate_contacts(group_start, dof_a, dof_b, frame, friction, offset
                 # (panda_cable, 153 contacts: ~5 us an iteration written out, 14 us through calls)
                 if not single:
                     _apply(m, dof_a, dof_b, frame, w, force, -1.0, v_out)
-                a = dof_a[m]
-                b = dof_b[m]
+                # unsigned node offsets: no wraparound check at each load and store (linalg.U1); b < 0: no node b
+                has_b = dof_b[m] >= 0
+                a = np.uint64(dof_a[m])
+                b = np.uint64(dof_b[m]) if has_b else a
                 gamma = w[a] + regularization  # eq. (25) plus Omega
-                r0, r1, r2 = source[a], source[a + 1], source[a + 2]
-                if b >= 0:
+                r0, r1, r2 = source[a], source[a + U1], source[a + U2]
+                if has_b:
                     gamma += w[b]
                     r0 -= source[b]
-                    r1 -= source[b + 1]
-                    r2 -= source[b + 2]
+                    r1 -= source[b + U1]
+                    r2 -= source[b + U2]
                 u0 = frame[m, 0, 0] * r0 + frame[m, 0, 1] * r1 + frame[m, 0, 2] * r2 + offset[m, 0]
                 u1 = frame[m, 1, 0] * r0 + frame[m, 1, 1] * r1 + frame[m, 1, 2] * r2 + offset[m, 1]
                 u2 = frame[m, 2, 0] * r0 + frame[m, 2, 1] * r1 + frame[m, 2, 2] * r2 + offset[m, 2]
@@ -156,10 +158,10 @@ def _solve_surrogate_contacts(group_start, dof_a, dof_b, frame, friction, offset
                 force[m, 0] = lam_n
                 force[m, 1] = lam_t1
                 force[m, 2] = lam_t2
-                for r in range(3):
+                for r in range(U3):
                     f = frame[m, 0, r] * lam_n + frame[m, 1, r] * lam_t1 + frame[m, 2, r] * lam_t2
                     v_out[a + r] += w[a] * f
-                    if b >= 0:
+                    if has_b:
                         v_out[b + r] -= w[b] * f
 
 
