@@ -38,8 +38,9 @@ def add_jacobian_force(out, dof, size, jac, force, scale):
         out[dof + r] += scale * (jac[0, r] * force[0] + jac[1, r] * force[1] + jac[2, r] * force[2])
 
 
-# below this, waking the second core costs about what it saves (2-core machine, csr_matvec, 2026-11-26: 5 186 rows
-# 174 -> 161 us, 13 208 rows 436 -> 282 us)
+# below this, waking the second core costs about what it saves (2-core machine, A_o by CSR rows, 2026-11-26: 5 186
+# rows 174 -> 161 us, 13 208 rows 436 -> 282 us; by blocks, 2026-11-28: 5 186 rows 103 -> 113 us, 13 208 rows
+# 270 -> 225 us)
 PARALLEL_MIN_ROWS = 8000
 PARALLEL_MIN_ENTRIES = 100_000  # of A_o, from which gather runs on all cores
 
@@ -76,7 +77,8 @@ def _block_matvec(row_group, pair_start, pair_column, pair_width, pair_offset, p
     320 / 1280 segments 19.6 / 90 -> 13.5 / 54 us, soft_mat 93 -> 67 us).
 
     The offsets into ``pair_data`` and ``x`` are unsigned (``U1`` ...): numba checks every signed index for a
-    negative value to wrap, and those checks took a third of the time (soft_mat 66 -> 44 us). Groups are
+    negative value to wrap, and those checks took ~40 % of the time (captured systems, the same hour: panda_cable
+    at 160 / 320 / 1280 segments 10.2 / 18.6 / 76 -> 6.1 / 10.9 / 42.5 us, soft_mat 66 -> 47 us). Groups are
     independent: order-free."""
     for g in prange(row_group.shape[0] - 1):
         first = row_group[g]
