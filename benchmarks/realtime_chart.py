@@ -15,8 +15,8 @@ RESULTS = pathlib.Path(__file__).resolve().parent / "results"
 
 #: issue 30's targets (real-time factor on 2 cores)
 TARGETS = {"panda_pick": 2.0, "cloth_drape": 1.5, "soft_ball": 1.0, "soft_mat": 1.0, "soft_gripper": 0.5}
-#: what differs between a scene's before and after besides speed (shown under its name)
-NOTES = {"panda_pick": "before: dt 10 ms,\nbox slid 4.7 mm"}
+#: what differs between a scene's before and after besides speed (shown under its name), by run suffix
+NOTES = {"issue30": {"panda_pick": "before: dt 10 ms,\nbox slid 4.7 mm"}}
 TICKS = [0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
 
 
@@ -36,7 +36,7 @@ def _rows(suffix: str) -> tuple[list, list]:
     return rows, missing
 
 
-def _plot(rows: list, path: pathlib.Path) -> None:
+def _plot(rows: list, path: pathlib.Path, suffix: str) -> None:
     import matplotlib
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
@@ -55,10 +55,13 @@ def _plot(rows: list, path: pathlib.Path) -> None:
     ax.set_yticks(TICKS, [f"{t:g}x" for t in TICKS])
     ax.minorticks_off()
     ax.set_ylim(0.1, 12.0)
-    ax.set_xticks(x, [r["scene"] + ("\n" + NOTES[r["scene"]] if r["scene"] in NOTES else "") for r in rows],
+    notes = NOTES.get(suffix, {})
+    ax.set_xticks(x, [r["scene"] + ("\n" + notes[r["scene"]] if r["scene"] in notes else "") for r in rows],
                   fontsize=8)
     ax.set_ylabel("real-time factor (log scale)")
-    ax.set_title("Real-time factor per scene, 2 cores, medians of interleaved runs")
+    commits = sorted({(r["before_commit"], r["after_commit"]) for r in rows})
+    span = f" ({commits[0][0]} -> {commits[0][1]})" if len(commits) == 1 else ""
+    ax.set_title(f"Real-time factor per scene, 2 cores, medians of interleaved runs{span}")
     ax.legend(loc="upper right", fontsize=8)
     fig.tight_layout()
     fig.savefig(path)
@@ -79,7 +82,7 @@ def main():
         print(f"{r['scene']:14s} {r['before']:8.3f} {r['after']:8.3f} {r['target']:7.2f}  "
               f"{'yes' if r['after'] >= r['target'] else 'no'}")
     (RESULTS / "realtime.json").write_text(json.dumps(rows, indent=1) + "\n")
-    _plot(rows, RESULTS / "realtime.png")
+    _plot(rows, RESULTS / "realtime.png", args.suffix)
     print(f"wrote {RESULTS / 'realtime.png'} and realtime.json")
 
 
