@@ -42,102 +42,87 @@ def add_jacobian_force(out, dof, size, jac, force, scale):
 # rows 174 -> 161 us, 13 208 rows 436 -> 282 us; by blocks, 2026-11-28: 5 186 rows 103 -> 113 us, 13 208 rows
 # 270 -> 225 us)
 PARALLEL_MIN_ROWS = 8000
-PARALLEL_MIN_ENTRIES = 100_000  # of A_o, from which gather runs on all cores
 
 
-def _gather(values, index, out):
-    """out[i] = values[index[i]] (A_o's entries into block order, ``SystemPattern.pair_blocks``): numpy's ``take``
-    took 2.3x as long."""
-    for i in prange(index.shape[0]):
-        out[i] = values[np.uint64(index[i])]  # unsigned: no wraparound check (U1)
+def _block_matvec(row_group, indptr, pair_start, pair_column, pair_width, data, x, out):
+    """out = A_o x for A_o in CSR (``indptr``, ``data``) read by its dense blocks (``SystemPattern.pair_blocks``):
+    the rows of group g (``row_group[g]:row_group[g + 1]``) share one column list, the column ranges of its blocks
+    ``pair_start[g]:pair_start[g + 1]`` left to right (block q: ``pair_width[q]`` columns from ``pair_column[q]``),
+    so the group is a dense row-major (rows x L) array in ``data`` and block q of row r starts L r + (the widths
+    before q) after the group's first entry. A group of 3 or 6 rows keeps a sum per row in a register and loads
+    each x entry once. Each row is summed over its columns in ascending order, as a CSR row's loop would: the
+    result is bit for bit that of A_o's CSR. A row at a time, the same sums took 1.4-1.7x as long (2026-11-28,
+    2-core machine: panda_cable at 320 / 1280 segments 19.6 / 90 -> 13.5 / 54 us, soft_mat 93 -> 67 us); a copy
+    of the entries block by block (each block contiguous) was no faster than reading them in place, and cost
+    6-12 us a step on the cable, 115-600 us on the FEM scenes (2026-11-28: A x on a rod at 320 / 1280 segments
+    11.5 / 48.5 us with the copy, 10.6 / 45.5 in place; soft_mat 47.4 / 46.3, soft_ball 84 / 78).
 
-
-gather_serial = kernel(_gather)
-gather_parallel = parallel_kernel(_gather)
-
-
-@kernel
-def gather(values, index, out):
-    """:func:`_gather`, threaded for a large system's A_o (both variants give identical results): FEM assembly
-    leaves A_o's entries in both cores' caches (soft_ball, 203 000 entries: 0.60 ms a step serial, against 0.17 ms
-    on a captured copy)."""
-    if index.shape[0] >= PARALLEL_MIN_ENTRIES:
-        gather_parallel(values, index, out)
-    else:
-        gather_serial(values, index, out)
-
-
-def _block_matvec(row_group, pair_start, pair_column, pair_width, pair_offset, pair_data, x, out):
-    """out = A_o x for A_o stored as its dense blocks (``SystemPattern.pair_blocks``): row group g's blocks are
-    ``pair_start[g]:pair_start[g + 1]``, block q covers columns ``pair_column[q]`` on (``pair_width[q]`` of
-    them) and is stored row-major from ``pair_data[pair_offset[q]]``. A group of 3 or 6 rows keeps a sum per row in
-    a register and loads each x entry once. Each row is summed over its columns in ascending order, as a CSR
-    row's loop would: the result is bit for bit that of A_o's CSR. Read in CSR order (one column list per row group,
-    each row's entries apart), the same sums took 1.4-1.7x as long (2026-11-28, 2-core machine: panda_cable at
-    320 / 1280 segments 19.6 / 90 -> 13.5 / 54 us, soft_mat 93 -> 67 us).
-
-    The offsets into ``pair_data`` and ``x`` are unsigned (``U1`` ...): numba checks every signed index for a
+    The offsets into ``data`` and ``x`` are unsigned (``U1`` ...): numba checks every signed index for a
     negative value to wrap, and those checks took ~40 % of the time (captured systems, the same hour: panda_cable
     at 160 / 320 / 1280 segments 10.2 / 18.6 / 76 -> 6.1 / 10.9 / 42.5 us, soft_mat 66 -> 47 us). Groups are
     independent: order-free."""
     for g in prange(row_group.shape[0] - 1):
         first = row_group[g]
         rows = row_group[g + 1] - first
-        b = np.uint64(pair_offset[pair_start[g]])
+        b = np.uint64(indptr[first])
+        length = np.uint64(indptr[first + 1]) - b  # L
         if rows == 3:
             a0 = a1 = a2 = 0.0
             for q in range(pair_start[g], pair_start[g + 1]):
                 c0 = np.uint64(pair_column[q])
                 c = np.uint64(pair_width[q])
+                b1 = b + length
+                b2 = b1 + length
                 if c == U3:
                     y0, y1, y2 = x[c0], x[c0 + U1], x[c0 + U2]
-                    a0 += pair_data[b] * y0
-                    a0 += pair_data[b + U1] * y1
-                    a0 += pair_data[b + U2] * y2
-                    a1 += pair_data[b + U3] * y0
-                    a1 += pair_data[b + U4] * y1
-                    a1 += pair_data[b + U5] * y2
-                    a2 += pair_data[b + U6] * y0
-                    a2 += pair_data[b + U7] * y1
-                    a2 += pair_data[b + U8] * y2
+                    a0 += data[b] * y0
+                    a0 += data[b + U1] * y1
+                    a0 += data[b + U2] * y2
+                    a1 += data[b1] * y0
+                    a1 += data[b1 + U1] * y1
+                    a1 += data[b1 + U2] * y2
+                    a2 += data[b2] * y0
+                    a2 += data[b2 + U1] * y1
+                    a2 += data[b2 + U2] * y2
                 else:
                     for k in range(c):
                         y = x[c0 + k]
-                        a0 += pair_data[b + k] * y
-                        a1 += pair_data[b + c + k] * y
-                        a2 += pair_data[b + c + c + k] * y
-                b += U3 * c
+                        a0 += data[b + k] * y
+                        a1 += data[b1 + k] * y
+                        a2 += data[b2 + k] * y
+                b += c
             out[first], out[first + 1], out[first + 2] = a0, a1, a2
         elif rows == 6:
             a0 = a1 = a2 = a3 = a4 = a5 = 0.0
             for q in range(pair_start[g], pair_start[g + 1]):
                 c0 = np.uint64(pair_column[q])
                 c = np.uint64(pair_width[q])
-                b1 = b + c
-                b2 = b1 + c
-                b3 = b2 + c
-                b4 = b3 + c
-                b5 = b4 + c
+                b1 = b + length
+                b2 = b1 + length
+                b3 = b2 + length
+                b4 = b3 + length
+                b5 = b4 + length
                 for k in range(c):
                     y = x[c0 + k]
-                    a0 += pair_data[b + k] * y
-                    a1 += pair_data[b1 + k] * y
-                    a2 += pair_data[b2 + k] * y
-                    a3 += pair_data[b3 + k] * y
-                    a4 += pair_data[b4 + k] * y
-                    a5 += pair_data[b5 + k] * y
-                b = b5 + c
+                    a0 += data[b + k] * y
+                    a1 += data[b1 + k] * y
+                    a2 += data[b2 + k] * y
+                    a3 += data[b3 + k] * y
+                    a4 += data[b4 + k] * y
+                    a5 += data[b5 + k] * y
+                b += c
             out[first], out[first + 1], out[first + 2] = a0, a1, a2
             out[first + 3], out[first + 4], out[first + 5] = a3, a4, a5
         else:
             for r in range(rows):
                 acc = 0.0
+                row = b + np.uint64(r) * length
                 for q in range(pair_start[g], pair_start[g + 1]):
                     c0 = np.uint64(pair_column[q])
                     c = np.uint64(pair_width[q])
-                    row = np.uint64(pair_offset[q]) + np.uint64(r) * c
                     for k in range(c):
-                        acc += pair_data[row + k] * x[c0 + k]
+                        acc += data[row + k] * x[c0 + k]
+                    row += c
                 out[first + r] = acc
 
 
@@ -151,13 +136,13 @@ block_matvec_parallel = parallel_kernel(_block_matvec)
 
 
 @kernel
-def block_matvec(row_group, pair_start, pair_column, pair_width, pair_offset, pair_data, x, out):
+def block_matvec(row_group, indptr, pair_start, pair_column, pair_width, data, x, out):
     """out = A_o x (:func:`_block_matvec`), threaded only for large systems (both variants give identical
     results)."""
     if row_group[-1] >= PARALLEL_MIN_ROWS:
-        block_matvec_parallel(row_group, pair_start, pair_column, pair_width, pair_offset, pair_data, x, out)
+        block_matvec_parallel(row_group, indptr, pair_start, pair_column, pair_width, data, x, out)
     else:
-        block_matvec_serial(row_group, pair_start, pair_column, pair_width, pair_offset, pair_data, x, out)
+        block_matvec_serial(row_group, indptr, pair_start, pair_column, pair_width, data, x, out)
 
 
 @kernel
@@ -165,9 +150,9 @@ def augmented_matvec(system, x, out):
     """out = A x for the augmented A of eq. (15) (``system``: an
     :class:`~cond_ros.sim.dynamics.assembly.AugmentedSystem`), A_o by its blocks (:func:`block_matvec`) and the
     J_v blocks applied matrix-free."""
-    row_group, pair_start, pair_column, pair_width, pair_offset, pair_data, _, vn_dof, vn_size, vn_jac, kv = system
+    row_group, indptr, pair_start, pair_column, pair_width, data, _, vn_dof, vn_size, vn_jac, kv = system
     n_o = row_group[-1]
-    block_matvec(row_group, pair_start, pair_column, pair_width, pair_offset, pair_data, x[:n_o], out[:n_o])
+    block_matvec(row_group, indptr, pair_start, pair_column, pair_width, data, x[:n_o], out[:n_o])
     for k in range(vn_dof.shape[0]):
         base = n_o + 3 * k
         owner_velocity = jacobian_velocity(x, vn_dof[k], vn_size[k], vn_jac[k])

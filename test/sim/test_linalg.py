@@ -1,5 +1,5 @@
-"""``linalg.block_matvec``: A_o applied by its dense blocks gives a CSR row loop's bits, serial and threaded, on a
-pattern with 3-, 6- and 8-row groups and blocks of every width between them; the banded Cholesky against numpy's
+"""``linalg.block_matvec``: A_o's CSR applied by its dense blocks gives a CSR row loop's bits, serial and threaded, on
+a pattern with 3-, 6- and 8-row groups and blocks of every width between them; the banded Cholesky against numpy's
 dense solver."""
 import os
 
@@ -9,8 +9,7 @@ import scipy.sparse as sp
 
 from cond_ros import sim
 from cond_ros.sim.dynamics.assembly import build_pattern
-from cond_ros.sim.linalg import (banded_cholesky, block_matvec_parallel, block_matvec_serial, gather,
-                                 gather_parallel, gather_serial, solve_banded_cholesky)
+from cond_ros.sim.linalg import banded_cholesky, block_matvec_parallel, block_matvec_serial, solve_banded_cholesky
 
 PANDA_URDF = os.path.join(os.path.dirname(__file__), "..", "..", "urdf", "panda.urdf")
 
@@ -44,30 +43,29 @@ def per_row_reference(indptr, indices, data, x):
     return np.array(out)
 
 
-@pytest.mark.parametrize("gather_into", [gather_serial, gather_parallel], ids=["serial", "parallel"])
-def test_the_pair_blocks_hold_each_coupled_pair_of_groups_once_row_major(gather_into):
+def test_the_pair_blocks_cover_each_groups_column_list_left_to_right():
+    """What block_matvec's addressing relies on: in every row of group g, block q's entries are the columns
+    pair_column[q] .. + pair_width[q], after the widths of the blocks before it."""
     pattern = mixed_pattern()
     assert sorted(set(np.diff(pattern.row_group).tolist())) == [3, 6, 8]
     blocks = pattern.pair_blocks
     n = pattern.row_group[-1]
     data = np.arange(1.0, pattern.nnz + 1.0)  # every entry its own value
     a = sp.csr_matrix((data, pattern.indices, pattern.indptr), shape=(n, n)).toarray()
-    ordered = np.full(pattern.nnz, np.nan)
-    gather_into(data, blocks.entries, ordered)
-    assert np.array_equal(np.sort(blocks.entries), np.arange(pattern.nnz))  # a permutation: each entry once
     widths = set()
     for g in range(len(pattern.row_group) - 1):
-        rows = slice(pattern.row_group[g], pattern.row_group[g + 1])
-        covered = []
+        first, last = pattern.row_group[g], pattern.row_group[g + 1]
+        length = pattern.indptr[first + 1] - pattern.indptr[first]
+        np.testing.assert_array_equal(np.diff(pattern.indptr[first:last + 1]), length)  # rows of one length
+        offset = 0
         for q in range(blocks.start[g], blocks.start[g + 1]):
             cols = slice(blocks.column[q], blocks.column[q] + blocks.width[q])
-            block = ordered[blocks.offset[q]:blocks.offset[q + 1]].reshape(rows.stop - rows.start, -1)
-            np.testing.assert_array_equal(block, a[rows, cols])
-            covered.extend(range(cols.start, cols.stop))
-            widths.add((rows.stop - rows.start, int(blocks.width[q])))
-        # the blocks run left to right and cover the group's column list
-        first_row = pattern.indices[pattern.indptr[rows.start]:pattern.indptr[rows.start + 1]]
-        np.testing.assert_array_equal(covered, first_row)
+            block = np.array([data[pattern.indptr[r] + offset:pattern.indptr[r] + offset + blocks.width[q]]
+                              for r in range(first, last)])
+            np.testing.assert_array_equal(block, a[first:last, cols])
+            offset += blocks.width[q]
+            widths.add((int(last - first), int(blocks.width[q])))
+        assert offset == length  # the blocks cover the row
     assert widths >= {(3, 3), (3, 6), (6, 3), (6, 6), (3, 8), (8, 3), (6, 8), (8, 6), (8, 8)}
 
 
@@ -78,11 +76,9 @@ def test_the_block_matvec_gives_the_csr_row_loops_bits(matvec):
     rng = np.random.default_rng(5)
     n = pattern.row_group[-1]
     data = rng.normal(size=pattern.nnz)
-    ordered = np.empty(pattern.nnz)
-    gather(data, blocks.entries, ordered)
     x = rng.normal(size=n)
     out = np.full(n, np.nan)
-    matvec(pattern.row_group, blocks.start, blocks.column, blocks.width, blocks.offset, ordered, x, out)
+    matvec(pattern.row_group, pattern.indptr, blocks.start, blocks.column, blocks.width, data, x, out)
     np.testing.assert_array_equal(out, per_row_reference(pattern.indptr, pattern.indices, data, x))
 
 

@@ -20,7 +20,6 @@ import scipy.sparse as sp
 
 from ..jit import kernel
 from ..kinematics.rigid import cross3, quat_to_matrix_into
-from ..linalg import gather
 from ..model import DampingPolicy, Model, PointKind
 from .fem.elements import assemble_tetrahedra, node_incidence
 from .potentials import add_block, assemble_model_potentials
@@ -30,21 +29,19 @@ GROUP_PARTICLE, GROUP_BODY, GROUP_ROBOT = 0, 1, 2
 
 
 class PairBlocks(NamedTuple):
-    """A_o as its dense blocks, one per coupled pair of DOF groups (a pair id of ``SystemPattern``), in pair order
-    (by row group, then column group): the layout ``linalg.block_matvec`` reads.
+    """A_o's dense blocks, one per coupled pair of DOF groups (a pair id of ``SystemPattern``), in pair order (by
+    row group, then column group): how ``linalg.block_matvec`` reads A_o's CSR. The rows of a group share one
+    column list, its blocks' column ranges left to right, so in each row block q's entries follow those of the
+    blocks before it.
 
     Attributes:
         start: each row group's first pair, then the pair count, shape (group_count + 1,).
         column, width: first column and column count of each pair's block, shape (pair_count,).
-        offset: where each block starts in the block-ordered data, then nnz (a block is stored row-major).
-        entries: the CSR data index of each block-ordered entry, shape (nnz,).
     """
 
     start: np.ndarray
     column: np.ndarray
     width: np.ndarray
-    offset: np.ndarray
-    entries: np.ndarray
 
 
 @dataclasses.dataclass(frozen=True)
@@ -142,33 +139,27 @@ def build_pattern(model: Model) -> SystemPattern:
     row_group = np.append(dof, int(size.sum())).astype(np.int64)
     return SystemPattern(dof, size, kind, indptr, indices, row_group, block_slot, diag, pot_pairs, tet_pairs,
                          node_incidence(model.tet_nodes, model.particle_count),
-                         _pair_blocks(pairs, dof, size, block_slot, first))
+                         _pair_blocks(pairs, dof, size, first))
 
 
-def _pair_blocks(pairs: np.ndarray, dof: np.ndarray, size: np.ndarray, block_slot: np.ndarray,
-                 first: np.ndarray) -> PairBlocks:
-    """:class:`PairBlocks` of the sorted ``pairs`` (row group, column group), whose row r starts at CSR data index
-    ``block_slot[pair, r]``; ``first``: each row group's first pair."""
-    rows, width = size[pairs[:, 0]], size[pairs[:, 1]]
-    offset = np.concatenate([[0], np.cumsum(rows * width)]).astype(np.int64)
-    pair = np.repeat(np.arange(len(pairs)), rows * width)
-    local = np.arange(offset[-1]) - offset[pair]
-    entries = block_slot[pair, local // width[pair]] + local % width[pair]
+def _pair_blocks(pairs: np.ndarray, dof: np.ndarray, size: np.ndarray, first: np.ndarray) -> PairBlocks:
+    """:class:`PairBlocks` of the sorted ``pairs`` (row group, column group); ``first``: each row group's first
+    pair."""
     return PairBlocks(np.append(first, len(pairs)).astype(np.int64), dof[pairs[:, 1]].astype(np.int64),
-                      width.astype(np.int64), offset, entries.astype(np.int64))
+                      size[pairs[:, 1]].astype(np.int64))
 
 
 class AugmentedSystem(NamedTuple):
-    """A v = b of eq. (15) as a kernel takes it (numba takes named tuples of arrays as they are): A_o by its blocks
-    (``row_group`` and :class:`PairBlocks` but ``entries``, with the block-ordered data ``pair_data``), the
-    augmented b, and the virtual nodes' rows (``linalg.augmented_matvec``). Made by :meth:`LinearSystem.augmented`."""
+    """A v = b of eq. (15) as a kernel takes it (numba takes named tuples of arrays as they are): A_o's CSR
+    ``indptr`` and ``data`` with its blocks (``row_group`` and :class:`PairBlocks`), the augmented b, and the
+    virtual nodes' rows (``linalg.augmented_matvec``). Made by :meth:`LinearSystem.augmented`."""
 
     row_group: np.ndarray
+    indptr: np.ndarray
     pair_start: np.ndarray
     pair_column: np.ndarray
     pair_width: np.ndarray
-    pair_offset: np.ndarray
-    pair_data: np.ndarray
+    data: np.ndarray
     b: np.ndarray
     vn_dof: np.ndarray
     vn_size: np.ndarray
@@ -222,12 +213,9 @@ class LinearSystem:
         return sp.bmat([[a_o, -kv * jv.T], [-kv * jv, kv * sp.eye(3 * self.vn_count)]], format="csr")
 
     def augmented(self) -> AugmentedSystem:
-        """The arrays of eq. (15) for a kernel, b augmented; A_o's entries copied into block order (a copy a step:
-        V-FPI applies A 13-50 times)."""
+        """The arrays of eq. (15) for a kernel, b augmented (A_o's arrays themselves, not copies)."""
         blocks = self.pair_blocks
-        pair_data = np.empty(len(blocks.entries))
-        gather(self.data, blocks.entries, pair_data)
-        return AugmentedSystem(self.row_group, blocks.start, blocks.column, blocks.width, blocks.offset, pair_data,
+        return AugmentedSystem(self.row_group, self.indptr, blocks.start, blocks.column, blocks.width, self.data,
                                self.rhs(), self.vn_dof, self.vn_size, self.vn_jac, self.virtual_node_gain)
 
     def rhs(self) -> np.ndarray:

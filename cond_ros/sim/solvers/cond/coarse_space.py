@@ -244,15 +244,15 @@ def original_rows_serial(indptr, data, row_group, basis, product, ranges, out):
 
 
 @parallel_kernel
-def original_rows_parallel(row_group, pair_start, pair_column, pair_width, pair_offset, pair_data, basis, ranges, out):
+def original_rows_parallel(row_group, indptr, pair_start, pair_column, pair_width, data, basis, ranges, out):
     """Rows 0..n_o of A_o P on all cores, DOF group by DOF group, from A_o's blocks (``linalg.block_matvec``'s
     layout): each row of P has its nonzeros in a short column range (``ranges[:, :2]``), added across it for every
     entry of A. For an FEM body (a node's row: the ten polynomial fields side by side) this streams A once instead
     of :func:`product_terms`' index arrays (two int64 per term, 32 MB for soft_ball's 2 million terms), which left
     the product memory-bound; by blocks, a row of P is read once for all of a group's rows (soft_ball, 2026-11-28:
-    1.52 -> 1.00 ms against A's CSR rows). Each row still adds its entries in column order, and the zeros inside a
-    range add +-0 to a partial sum, so every value is :func:`original_rows_serial`'s (an entry with no terms may
-    come out as -0.0 instead of 0.0, which no later sum can tell apart)."""
+    1.52 -> 1.00 ms against A's CSR rows one after another). Each row still adds its entries in column order, and
+    the zeros inside a range add +-0 to a partial sum, so every value is :func:`original_rows_serial`'s (an entry
+    with no terms may come out as -0.0 instead of 0.0, which no later sum can tell apart)."""
     k_all = basis.shape[1]
     for g in prange(row_group.shape[0] - 1):
         first = row_group[g]
@@ -265,14 +265,15 @@ def original_rows_parallel(row_group, pair_start, pair_column, pair_width, pair_
                     lo = min(lo, ranges[c, 0])
                     hi = max(hi, ranges[c, 1])
         acc = np.zeros((rows, k_all))
+        length = indptr[first + 1] - indptr[first]
+        entry = indptr[first]  # the group's first row's entry of column c
         for q in range(pair_start[g], pair_start[g + 1]):
-            width = pair_width[q]
-            for k in range(width):
-                c = pair_column[q] + k
+            for c in range(pair_column[q], pair_column[q] + pair_width[q]):
                 for r in range(rows):
-                    x = pair_data[pair_offset[q] + r * width + k]
+                    x = data[entry + r * length]
                     for j in range(np.uint64(ranges[c, 0]), np.uint64(ranges[c, 1])):  # unsigned: linalg.U1
                         acc[r, j] += x * basis[c, j]
+                entry += 1
         for r in range(rows):
             for j in range(lo, hi):
                 out[first + r, j] = acc[r, j]

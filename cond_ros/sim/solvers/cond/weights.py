@@ -19,7 +19,7 @@ import numpy as np
 
 from ...dynamics.assembly import GROUP_BODY, GROUP_ROBOT
 from ...jit import kernel
-from ...linalg import augmented_matvec
+from ...linalg import U2, U3, U4, U5, augmented_matvec
 
 WEIGHTS_FROBENIUS = 0
 WEIGHTS_BB1 = 1
@@ -33,52 +33,50 @@ POWER_ITERATIONS = 30
 @kernel
 def frobenius_terms(system, diag, row_norm2):
     """a_ii and ||A_i*||^2 of every row of the augmented A (eq. 15) of ``system`` (an
-    :class:`~cond_ros.sim.dynamics.assembly.AugmentedSystem`), for IV-C1. A_o is read by its blocks
-    (``linalg.block_matvec``'s layout): the rows of a DOF group of 3 or 6 sum side by side, each still over its
-    own row in column order (the same bits as a row loop over A_o's CSR), and the diagonal entries are read from
-    the group's diagonal block (panda_cable, 320 segments: 31 us by CSR rows one after another, 18 side by side)."""
-    row_group, pair_start, pair_column, pair_width, pair_offset, pair_data, _, vn_dof, vn_size, vn_jac, kv = system
+    :class:`~cond_ros.sim.dynamics.assembly.AugmentedSystem`), for IV-C1. A_o's CSR is read by DOF groups
+    (``linalg.block_matvec``'s layout): the rows of a group of 3 or 6 sum side by side, each still over its own
+    row in column order (the same bits as a row loop), and the diagonal entries are read from the group's
+    diagonal block (panda_cable, 320 segments: 31 us by CSR rows one after another, 18 side by side)."""
+    row_group, indptr, pair_start, pair_column, pair_width, data, _, vn_dof, vn_size, vn_jac, kv = system
     n_o = row_group[-1]
     for g in range(row_group.shape[0] - 1):
         first = row_group[g]
         rows = row_group[g + 1] - first
+        b = np.uint64(indptr[first])  # unsigned: no wraparound check (linalg.U1)
+        length = np.uint64(indptr[first + 1]) - b
         if rows == 6 or rows == 3:
             a0 = a1 = a2 = a3 = a4 = a5 = 0.0
-            for q in range(pair_start[g], pair_start[g + 1]):
-                width = pair_width[q]
-                b = pair_offset[q]
-                for k in range(width):
-                    x0 = pair_data[b + k]
-                    x1 = pair_data[b + width + k]
-                    x2 = pair_data[b + 2 * width + k]
-                    a0 += x0 * x0
-                    a1 += x1 * x1
-                    a2 += x2 * x2
-                    if rows == 6:
-                        x3 = pair_data[b + 3 * width + k]
-                        x4 = pair_data[b + 4 * width + k]
-                        x5 = pair_data[b + 5 * width + k]
-                        a3 += x3 * x3
-                        a4 += x4 * x4
-                        a5 += x5 * x5
+            for k in range(b, b + length):
+                x0 = data[k]
+                x1 = data[k + length]
+                x2 = data[k + U2 * length]
+                a0 += x0 * x0
+                a1 += x1 * x1
+                a2 += x2 * x2
+                if rows == 6:
+                    x3 = data[k + U3 * length]
+                    x4 = data[k + U4 * length]
+                    x5 = data[k + U5 * length]
+                    a3 += x3 * x3
+                    a4 += x4 * x4
+                    a5 += x5 * x5
             row_norm2[first], row_norm2[first + 1], row_norm2[first + 2] = a0, a1, a2
             if rows == 6:
                 row_norm2[first + 3], row_norm2[first + 4], row_norm2[first + 5] = a3, a4, a5
         else:
             for r in range(rows):
                 acc = 0.0
-                for q in range(pair_start[g], pair_start[g + 1]):
-                    width = pair_width[q]
-                    row = pair_offset[q] + r * width
-                    for k in range(width):
-                        acc += pair_data[row + k] * pair_data[row + k]
+                for k in range(indptr[first + r], indptr[first + r + 1]):
+                    acc += data[k] * data[k]
                 row_norm2[first + r] = acc
         for r in range(rows):
             diag[first + r] = 0.0
+        offset = b  # where the group's block q starts in its first row
         for q in range(pair_start[g], pair_start[g + 1]):
             if pair_column[q] == first:  # the group's own block
                 for r in range(rows):
-                    diag[first + r] = pair_data[pair_offset[q] + r * pair_width[q] + r]
+                    diag[first + r] = data[offset + np.uint64(r) * length + np.uint64(r)]
+            offset += np.uint64(pair_width[q])
     for k in range(vn_dof.shape[0]):
         dof = vn_dof[k]
         jac = vn_jac[k]
