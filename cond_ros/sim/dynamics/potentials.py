@@ -98,118 +98,126 @@ def free_end_kinematics(kind, index, local, particle_q, body_q, body_quat, body_
                     dof[u, x] = 3 * i
                     size[u, x] = 3
             elif k == 3:  # BODY
-                quat_to_matrix_into(body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3], rot[u, x])
-                r = rot[u, x]
-                lx, ly, lz = local[u, x, 0], local[u, x, 1], local[u, x, 2]
-                arm0 = r[0, 0] * lx + r[0, 1] * ly + r[0, 2] * lz
-                arm1 = r[1, 0] * lx + r[1, 1] * ly + r[1, 2] * lz
-                arm2 = r[2, 0] * lx + r[2, 1] * ly + r[2, 2] * lz
-                pos[u, x, 0], pos[u, x, 1], pos[u, x, 2] = body_q[i, 0] + arm0, body_q[i, 1] + arm1, body_q[i, 2] + arm2
+                body_end(i, local, u, x, u, body_q, body_quat, pos, rot, jac_lin)
                 for e in range(3):
                     jac_lin[u, x, e, e] = 1.0
                     jac_ang[u, x, e, 3 + e] = 1.0
-                # [I, -[arm]x] of rigid.point_jacobian
-                jac_lin[u, x, 0, 4], jac_lin[u, x, 0, 5] = arm2, -arm1
-                jac_lin[u, x, 1, 3], jac_lin[u, x, 1, 5] = -arm2, arm0
-                jac_lin[u, x, 2, 3], jac_lin[u, x, 2, 4] = arm1, -arm0
                 dof[u, x] = body_dof_start + 6 * i
                 size[u, x] = 6
 
 
+@leaf_kernel(inline=True)
+def body_end(i, local, u, x, s, body_q, body_quat, pos, rot, jac_lin):
+    """End x of potential u on body i, its point ``local[u, x]`` in the body frame, into index s of the ends'
+    arrays: pos[s, x], rot[s, x] and the arm's part of the point Jacobian [I, -[arm]x] (``rigid.point_jacobian``)
+    in jac_lin[s, x] (its identity part and the frame's Jacobian [0, I] are left alone)."""
+    quat_to_matrix_into(body_quat[i, 0], body_quat[i, 1], body_quat[i, 2], body_quat[i, 3], rot[s, x])
+    r = rot[s, x]
+    lx, ly, lz = local[u, x, 0], local[u, x, 1], local[u, x, 2]
+    arm0 = r[0, 0] * lx + r[0, 1] * ly + r[0, 2] * lz
+    arm1 = r[1, 0] * lx + r[1, 1] * ly + r[1, 2] * lz
+    arm2 = r[2, 0] * lx + r[2, 1] * ly + r[2, 2] * lz
+    pos[s, x, 0], pos[s, x, 1], pos[s, x, 2] = body_q[i, 0] + arm0, body_q[i, 1] + arm1, body_q[i, 2] + arm2
+    jac_lin[s, x, 0, 4], jac_lin[s, x, 0, 5] = arm2, -arm1
+    jac_lin[s, x, 1, 3], jac_lin[s, x, 1, 5] = -arm2, arm0
+    jac_lin[s, x, 2, 3], jac_lin[s, x, 2, 4] = arm1, -arm0
+
+
 @leaf_kernel
-def potential_error(u, ptype, rest_length, rest_rot, pos, rot, jac_lin, jac_ang, size, err, je, proj, relative):
-    """e of potential u into ``err[:rows]``, its Jacobian on each end's DOFs into ``je[x, :rows, :size[u, x]]``
+def potential_error(u, s, ptype, rest_length, rest_rot, pos, rot, jac_lin, jac_ang, size, err, je, proj, relative):
+    """e of potential u into ``err[:rows]``, its Jacobian on each end's DOFs into ``je[x, :rows, :size[s, x]]``
     and P, which maps world vectors to e's axes (n^T or F^T), into ``proj[:rows]`` (``relative``: 3 x 3
-    scratch); returns (rows, |p_a - p_b| for DISTANCE, else 0). Written out into the caller's scratch and
-    indexed by u rather than given views (each view costs an atomic reference count): as a kernel that made
-    new arrays, with BLAS products of 3 x 3 by 3 x 8, it cost ~1.4 us a potential, most of panda_cable's
-    assembly."""
+    scratch); returns (rows, |p_a - p_b| for DISTANCE, else 0). ``s``: the potential's ends in ``pos`` ..
+    ``size`` (:class:`PotentialEnds` of a subset of the potentials holds them at another index than u).
+    Written out into the caller's scratch and indexed rather than given views (each view costs an atomic
+    reference count): as a kernel that made new arrays, with BLAS products of 3 x 3 by 3 x 8, it cost ~1.4 us a
+    potential, most of panda_cable's assembly."""
     if ptype[u] == 1:  # DISTANCE
-        d0, d1, d2 = pos[u, 0, 0] - pos[u, 1, 0], pos[u, 0, 1] - pos[u, 1, 1], pos[u, 0, 2] - pos[u, 1, 2]
+        d0, d1, d2 = pos[s, 0, 0] - pos[s, 1, 0], pos[s, 0, 1] - pos[s, 1, 1], pos[s, 0, 2] - pos[s, 1, 2]
         length = np.sqrt(d0 ** 2 + d1 ** 2 + d2 ** 2)
         if length > 1e-12:
             proj[0, 0], proj[0, 1], proj[0, 2] = d0 / length, d1 / length, d2 / length
         else:
             proj[0, 0], proj[0, 1], proj[0, 2] = 1.0, 0.0, 0.0
         err[0] = length - rest_length[u]
-        _project_jacobian(proj, 1, jac_lin, u, size, 1.0, je)
+        _project_jacobian(proj, 1, jac_lin, s, size, 1.0, je)
         return 1, length
     if ptype[u] == 2:  # COUPLING
-        _coupling_error(u, pos, rot, err, proj)
-        _project_jacobian(proj, 3, jac_lin, u, size, 1.0, je)
+        _coupling_error(s, pos, rot, err, proj)
+        _project_jacobian(proj, 3, jac_lin, s, size, 1.0, je)
         return 3, 0.0
-    _rotation_error(u, rest_rot, rot, err, proj, relative)
-    _project_jacobian(proj, 3, jac_ang, u, size, -1.0, je)
+    _rotation_error(u, s, rest_rot, rot, err, proj, relative)
+    _project_jacobian(proj, 3, jac_ang, s, size, -1.0, je)
     return 3, 0.0
 
 
 @leaf_kernel
-def _coupling_error(u, pos, rot, err, proj):
-    """COUPLING's e and P: F = R_a, e = F^T (p_a - p_b)."""
+def _coupling_error(s, pos, rot, err, proj):
+    """COUPLING's e and P: F = R_a, e = F^T (p_a - p_b) (ends at ``s``)."""
     for i in range(3):
         for k in range(3):
-            proj[i, k] = rot[u, 0, k, i]
+            proj[i, k] = rot[s, 0, k, i]
     for i in range(3):
-        err[i] = proj[i, 0] * (pos[u, 0, 0] - pos[u, 1, 0]) + proj[i, 1] * (pos[u, 0, 1] - pos[u, 1, 1]) \
-            + proj[i, 2] * (pos[u, 0, 2] - pos[u, 1, 2])
+        err[i] = proj[i, 0] * (pos[s, 0, 0] - pos[s, 1, 0]) + proj[i, 1] * (pos[s, 0, 1] - pos[s, 1, 1]) \
+            + proj[i, 2] * (pos[s, 0, 2] - pos[s, 1, 2])
 
 
 @leaf_kernel
-def _rotation_error(u, rest_rot, rot, err, proj, relative):
-    """ROTATION's e and P: F = R_a R_rest, e = Log(F^T R_b); e grows with omega_b - omega_a."""
+def _rotation_error(u, s, rest_rot, rot, err, proj, relative):
+    """ROTATION's e and P: F = R_a R_rest, e = Log(F^T R_b); e grows with omega_b - omega_a (ends at ``s``)."""
     for i in range(3):
         for k in range(3):
-            proj[i, k] = rot[u, 0, k, 0] * rest_rot[u, 0, i] + rot[u, 0, k, 1] * rest_rot[u, 1, i] \
-                + rot[u, 0, k, 2] * rest_rot[u, 2, i]
+            proj[i, k] = rot[s, 0, k, 0] * rest_rot[u, 0, i] + rot[s, 0, k, 1] * rest_rot[u, 1, i] \
+                + rot[s, 0, k, 2] * rest_rot[u, 2, i]
     for i in range(3):
         for j in range(3):
-            relative[i, j] = proj[i, 0] * rot[u, 1, 0, j] + proj[i, 1] * rot[u, 1, 1, j] + proj[i, 2] * rot[u, 1, 2, j]
+            relative[i, j] = proj[i, 0] * rot[s, 1, 0, j] + proj[i, 1] * rot[s, 1, 1, j] + proj[i, 2] * rot[s, 1, 2, j]
     rotation_log_into(relative, err)
 
 
 @leaf_kernel
-def _body_pair_error(u, ptype, rest_rot, pos, rot, jac_lin, err, je, proj, relative):
+def _body_pair_error(u, s, ptype, rest_rot, pos, rot, jac_lin, err, je, proj, relative):
     """:func:`potential_error` of a COUPLING or ROTATION between two rigid bodies (a rod's joints); returns the
     first column of Je that is not zero, 0 or 3. A body's point Jacobian is [I, -[arm]x] and its frame's
     [0, I]: the products with their zeros and ones are left out, which changes no bit of Je (x * 1 and
     x + 0 are exact, and the remaining terms are summed in the same order), and the columns Je is zero in
     are not written (the caller starts at the returned column)."""
     if ptype[u] == 2:  # COUPLING: Je_x = s_x F^T [I, -[arm_x]x], s_a = 1, s_b = -1
-        _coupling_error(u, pos, rot, err, proj)
+        _coupling_error(s, pos, rot, err, proj)
         for x in range(2):
-            s = 1.0 if x == 0 else -1.0
-            j04, j05 = jac_lin[u, x, 0, 4], jac_lin[u, x, 0, 5]
-            j13, j15 = jac_lin[u, x, 1, 3], jac_lin[u, x, 1, 5]
-            j23, j24 = jac_lin[u, x, 2, 3], jac_lin[u, x, 2, 4]
+            sign = 1.0 if x == 0 else -1.0
+            j04, j05 = jac_lin[s, x, 0, 4], jac_lin[s, x, 0, 5]
+            j13, j15 = jac_lin[s, x, 1, 3], jac_lin[s, x, 1, 5]
+            j23, j24 = jac_lin[s, x, 2, 3], jac_lin[s, x, 2, 4]
             for e in range(3):
                 p0, p1, p2 = proj[e, 0], proj[e, 1], proj[e, 2]
-                je[x, e, 0] = s * p0
-                je[x, e, 1] = s * p1
-                je[x, e, 2] = s * p2
-                je[x, e, 3] = s * (p1 * j13 + p2 * j23)
-                je[x, e, 4] = s * (p0 * j04 + p2 * j24)
-                je[x, e, 5] = s * (p0 * j05 + p1 * j15)
+                je[x, e, 0] = sign * p0
+                je[x, e, 1] = sign * p1
+                je[x, e, 2] = sign * p2
+                je[x, e, 3] = sign * (p1 * j13 + p2 * j23)
+                je[x, e, 4] = sign * (p0 * j04 + p2 * j24)
+                je[x, e, 5] = sign * (p0 * j05 + p1 * j15)
         return 0
-    _rotation_error(u, rest_rot, rot, err, proj, relative)  # ROTATION: Je_x = s_x [0, F^T], s_a = -1, s_b = 1
+    _rotation_error(u, s, rest_rot, rot, err, proj, relative)  # ROTATION: Je_x = s_x [0, F^T], s_a = -1, s_b = 1
     for x in range(2):
-        s = -1.0 if x == 0 else 1.0
+        sign = -1.0 if x == 0 else 1.0
         for e in range(3):
-            je[x, e, 3] = s * proj[e, 0]
-            je[x, e, 4] = s * proj[e, 1]
-            je[x, e, 5] = s * proj[e, 2]
+            je[x, e, 3] = sign * proj[e, 0]
+            je[x, e, 4] = sign * proj[e, 1]
+            je[x, e, 5] = sign * proj[e, 2]
     return 3
 
 
 @leaf_kernel
-def _project_jacobian(proj, rows, jac, u, size, sign, out):
-    """out[x, :rows, :size[u, x]] = s_x proj[:rows] @ jac[u, x, :, :size[u, x]] for both ends, s_a = sign and
+def _project_jacobian(proj, rows, jac, s, size, sign, out):
+    """out[x, :rows, :size[s, x]] = s_x proj[:rows] @ jac[s, x, :, :size[s, x]] for both ends, s_a = sign and
     s_b = -sign."""
     for x in range(2):
-        s = sign if x == 0 else -sign
+        end_sign = sign if x == 0 else -sign
         for e in range(rows):
-            for c in range(size[u, x]):
-                out[x, e, c] = s * (proj[e, 0] * jac[u, x, 0, c] + proj[e, 1] * jac[u, x, 1, c]
-                                    + proj[e, 2] * jac[u, x, 2, c])
+            for c in range(size[s, x]):
+                out[x, e, c] = end_sign * (proj[e, 0] * jac[s, x, 0, c] + proj[e, 1] * jac[s, x, 1, c]
+                                           + proj[e, 2] * jac[s, x, 2, c])
 
 
 @kernel
@@ -262,37 +270,52 @@ def _add_body_pair_block(data, block_slot, pair, scaled, je, x, y, first):
 
 
 @kernel
-def assemble_potentials(ptype, stiffness, rest_length, damping, rest_rot, geometric, pot_pairs, kind, pos, rot,
-                        jac_lin, jac_ang, dof, size, h, block_slot, data, b):
+def assemble_potentials(ptype, stiffness, rest_length, damping, rest_rot, geometric, pot_pairs, body_pair, end_slot,
+                        index, local, body_q, body_quat, body_dof_start, pos, rot, jac_lin, jac_ang, dof, size, h,
+                        block_slot, data, b):
     """Adds h Je^T K Je + Je^T C Je to A and -Je^T K e to b for every potential (eq. 8-9), h = theta dt.
-    ``kind``: the ends' :class:`~cond_ros.sim.model.PointKind`; a potential between two bodies (a rod's joints,
-    nearly all of a cable scene's, but not a DISTANCE) takes a written-out path with the same arithmetic.
+
+    A potential between two bodies (``body_pair``: a COUPLING or ROTATION between two BODY ends, a rod's joints,
+    nearly all of a cable scene's) takes its ends' poses from ``body_q`` and ``body_quat`` here (``index``,
+    ``local``: the model's ``potential_index`` and ``potential_local``) and a written-out path with the same
+    arithmetic; the others' ends are ``pos`` .. ``size`` at ``end_slot[u]`` (:class:`PotentialEnds` of those
+    potentials only). Made here, a rod's ends cost no arrays of the potentials' size (at 1280 segments 2 MB of
+    point Jacobians written and read back a step).
 
     Serial on purpose: potentials scatter into shared blocks, and a fixed order keeps results bit-identical.
     """
     width = jac_lin.shape[3]
     err = np.empty(3)
-    je = np.empty((2, 3, width))
+    je = np.empty((2, 3, max(width, 6)))
     proj = np.empty((3, 3))
     relative = np.empty((3, 3))
     gain = np.empty(3)  # rows of Je scaled by h k_e + c_e
     # Je's rows times their gains, once per end rather than once per block entry (a block sums je gain je, and
     # the product's left half is the same for all of an end's blocks): a third of the blocks' flops
-    scaled = np.empty((2, 3, width))
+    scaled = np.empty((2, 3, max(width, 6)))
     # each end's first column of Je that is not zero: a ROTATION potential's Je on a body is [0, -F^T], and its
     # blocks' translation rows and columns would only add zeros (half of a rod's potentials)
     first = np.empty(2, np.int64)
+    # the ends of one body pair, as PotentialEnds at index 0 (only the arm's entries of its Jacobian are read)
+    pair_pos, pair_rot, pair_jac = np.empty((1, 2, 3)), np.empty((1, 2, 3, 3)), np.empty((1, 2, 3, 6))
+    pair_dof, pair_size = np.empty((1, 2), np.int64), np.full((1, 2), 6, np.int64)
     for u in range(ptype.shape[0]):
-        bodies = kind[u, 0] == 3 and kind[u, 1] == 3 and ptype[u] != 1  # a COUPLING or ROTATION between two BODY ends
+        bodies = body_pair[u]
         if bodies:
+            for x in range(2):
+                body_end(index[u, x], local, u, x, 0, body_q, body_quat, pair_pos, pair_rot, pair_jac)
+                pair_dof[0, x] = body_dof_start + 6 * index[u, x]
+            end_pos, end_rot, end_lin, end_dof, end_size, s = pair_pos, pair_rot, pair_jac, pair_dof, pair_size, 0
             rows, length = 3, 0.0
-            first[0] = first[1] = _body_pair_error(u, ptype, rest_rot, pos, rot, jac_lin, err, je, proj, relative)
+            first[0] = first[1] = _body_pair_error(u, s, ptype, rest_rot, end_pos, end_rot, end_lin, err, je, proj,
+                                                   relative)
         else:
-            rows, length = potential_error(u, ptype, rest_length, rest_rot, pos, rot, jac_lin, jac_ang, size, err,
+            end_pos, end_rot, end_lin, end_dof, end_size, s = pos, rot, jac_lin, dof, size, end_slot[u]
+            rows, length = potential_error(u, s, ptype, rest_length, rest_rot, pos, rot, jac_lin, jac_ang, size, err,
                                            je, proj, relative)
             for x in range(2):
-                first[x] = size[u, x]
-                for r in range(size[u, x] - 1, -1, -1):
+                first[x] = size[s, x]
+                for r in range(size[s, x] - 1, -1, -1):
                     for e in range(rows):
                         if je[x, e, r] != 0.0:
                             first[x] = r
@@ -300,32 +323,32 @@ def assemble_potentials(ptype, stiffness, rest_length, damping, rest_rot, geomet
             gain[e] = h * stiffness[u, e] + damping[u, e]
         for x in range(2):
             for e in range(rows):
-                for r in range(first[x], size[u, x]):
+                for r in range(first[x], end_size[s, x]):
                     scaled[x, e, r] = je[x, e, r] * gain[e]
         for x in range(2):
-            if size[u, x] == 0:
+            if end_size[s, x] == 0:
                 continue
-            for r in range(first[x], size[u, x]):
+            for r in range(first[x], end_size[s, x]):
                 force = 0.0
                 for e in range(rows):
                     force += je[x, e, r] * (stiffness[u, e] * err[e])
-                b[dof[u, x] + r] -= force
+                b[end_dof[s, x] + r] -= force
             for y in range(2):
                 pair = pot_pairs[u, 2 * x + y]
                 if bodies and first[x] == 0:
                     _add_body_pair_block(data, block_slot, pair, scaled, je, x, y, 0)
                 elif bodies:
                     _add_body_pair_block(data, block_slot, pair, scaled, je, x, y, 3)
-                elif size[u, y] > 0:
-                    _add_potential_block(data, block_slot, pair, scaled, je, x, y, rows, first[x], size[u, x],
-                                         first[y], size[u, y])
+                elif size[s, y] > 0:
+                    _add_potential_block(data, block_slot, pair, scaled, je, x, y, rows, first[x], size[s, x],
+                                         first[y], size[s, y])
         if geometric and ptype[u] == 1 and length > 1e-12:
             # Diagonal SPD projection of the geometric stiffness k e (I - n n^T) / l (column abs sums),
             # applied on particle ends only: a body end's arm makes the exact term rotation-dependent.
             scale = stiffness[u, 0] * abs(err[0]) / length
-            n_ends = (1 if size[u, 0] > 0 else 0) + (1 if size[u, 1] > 0 else 0)
+            n_ends = (1 if size[s, 0] > 0 else 0) + (1 if size[s, 1] > 0 else 0)
             for x in range(2):
-                if size[u, x] != 3:
+                if size[s, x] != 3:
                     continue
                 pair = pot_pairs[u, 3 * x]
                 for c in range(3):
@@ -334,12 +357,12 @@ def assemble_potentials(ptype, stiffness, rest_length, damping, rest_rot, geomet
                         col += abs(scale * ((1.0 if r == c else 0.0) - proj[0, r] * proj[0, c]))
                     data[block_slot[pair, c] + c] += h * n_ends * col
         if geometric:
-            _add_rotational_geometric(u, ptype, stiffness, err, rows, proj, jac_lin, size, pot_pairs, h, block_slot,
-                                      data)
+            _add_rotational_geometric(u, s, ptype, stiffness, err, rows, proj, end_lin, end_size, pot_pairs, h,
+                                      block_slot, data)
 
 
 @leaf_kernel
-def _add_rotational_geometric(u, ptype, stiffness, err, rows, proj, jac_lin, size, pot_pairs, h, block_slot, data):
+def _add_rotational_geometric(u, s, ptype, stiffness, err, rows, proj, jac_lin, size, pot_pairs, h, block_slot, data):
     """Diagonal SPD projection of the geometric stiffness a potential's force puts on a body's rotation.
 
     A force f at a body point with arm r has the rotational Hessian sym([f]x [r]x) = (f r^T + r f^T) / 2
@@ -355,13 +378,13 @@ def _add_rotational_geometric(u, ptype, stiffness, err, rows, proj, jac_lin, siz
         t1 += proj[e, 1] * (stiffness[u, e] * err[e])
         t2 += proj[e, 2] * (stiffness[u, e] * err[e])
     for x in range(2):
-        if size[u, x] != 6:
+        if size[s, x] != 6:
             continue
         pair = pot_pairs[u, 3 * x]
         # the arm from the point Jacobian [I, -[r]x]; f on end b is the tension, on end a its opposite
         sign = 1.0 if x == 1 else -1.0
         f = (sign * t0, sign * t1, sign * t2)
-        arm = (jac_lin[u, x, 1, 5], jac_lin[u, x, 2, 3], jac_lin[u, x, 0, 4])
+        arm = (jac_lin[s, x, 1, 5], jac_lin[s, x, 2, 3], jac_lin[s, x, 0, 4])
         fr = f[0] * arm[0] + f[1] * arm[1] + f[2] * arm[2]
         for c in range(3):
             if ptype[u] == 3:  # ROTATION
@@ -390,8 +413,8 @@ def transmitted_forces(ptype, stiffness, rest_length, damping, rest_rot, pos, ro
     rate = np.empty(3)
     world = np.empty(3)
     for u in range(ptype.shape[0]):
-        rows, _ = potential_error(u, ptype, rest_length, rest_rot, pos, rot, jac_lin, jac_ang, size, err, je, proj,
-                                  relative)
+        rows, _ = potential_error(u, u, ptype, rest_length, rest_rot, pos, rot, jac_lin, jac_ang, size, err, je,
+                                  proj, relative)
         rate[:] = 0.0
         for x in range(2):
             for r in range(size[u, x]):
@@ -415,16 +438,31 @@ def transmitted_forces(ptype, stiffness, rest_length, damping, rest_rot, pos, ro
 
 
 def assemble_model_potentials(model: Model, pattern, state: State, dt: float, data: np.ndarray, b: np.ndarray,
-                              kinematics=None) -> PotentialEnds:
-    """Adds every potential of ``model`` to A (``data``) and ``b``; returns the ends it used."""
-    ends = PotentialEnds(model, state, pattern.max_group_size, kinematics)
-    if model.potential_count:
-        assemble_potentials(model.potential_type, model.potential_stiffness, model.potential_rest_length,
-                            model.potential_damping, model.potential_rest_rotation,
-                            model.damping_policy == DampingPolicy.GEOMETRIC, pattern.potential_pairs,
-                            ends.kind, ends.pos, ends.rot, ends.jac_lin, ends.jac_ang,
-                            ends.dof, ends.size, model.integration_theta * dt, pattern.block_slot, data, b)
-    return ends
+                              kinematics=None) -> None:
+    """Adds every potential of ``model`` to A (``data``) and ``b``."""
+    if not model.potential_count:
+        return
+    body_pair, others, end_slot = per_model(model, _potential_split)
+    ends = PotentialEnds(model, state, pattern.max_group_size, kinematics, potentials=others)
+    assemble_potentials(model.potential_type, model.potential_stiffness, model.potential_rest_length,
+                        model.potential_damping, model.potential_rest_rotation,
+                        model.damping_policy == DampingPolicy.GEOMETRIC, pattern.potential_pairs, body_pair, end_slot,
+                        model.potential_index, model.potential_local, state.body_q, state.body_quat,
+                        model.body_dof_start, ends.pos, ends.rot, ends.jac_lin, ends.jac_ang, ends.dof, ends.size,
+                        model.integration_theta * dt, pattern.block_slot, data, b)
+
+
+def _potential_split(model: Model):
+    """(body_pair, others, end_slot): which potentials :func:`assemble_potentials` evaluates from the body poses
+    (a COUPLING or ROTATION between two BODY ends), the others' indices (a tuple, for :class:`PotentialEnds`),
+    and each potential's index among those (-1 for a body pair). Model constants (``per_model``)."""
+    kind = model.potential_kind
+    body_pair = (kind[:, 0] == PointKind.BODY) & (kind[:, 1] == PointKind.BODY) & (
+        model.potential_type != PotentialType.DISTANCE)
+    others = np.flatnonzero(~body_pair)
+    end_slot = np.full(model.potential_count, -1, np.int64)
+    end_slot[others] = np.arange(len(others))
+    return body_pair, tuple(int(u) for u in others), end_slot
 
 
 def potential_forces(model: Model, ends: PotentialEnds, v_hat: np.ndarray, dt: float, potentials=None):

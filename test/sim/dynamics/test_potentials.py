@@ -117,9 +117,10 @@ def test_bad_anchors_are_named():
 
 
 def test_the_body_pair_path_adds_the_same_bits_as_the_general_one():
-    """A rod's joints (COUPLING and ROTATION between two bodies) take a written-out path in the assembly kernel;
-    it must add to A and b exactly what the general path adds, bit for bit, in a bent and twisted state. A DISTANCE
-    between two bodies and a body-to-world coupling keep the general path in both runs."""
+    """A rod's joints (COUPLING and ROTATION between two bodies) take a written-out path in the assembly kernel,
+    their ends' poses made there from the body state; it must add to A and b exactly what the general path adds
+    from :class:`PotentialEnds`, bit for bit, in a bent and twisted state. A DISTANCE between two bodies and a
+    body-to-world coupling keep the general path in both runs."""
     from cond_ros.sim.dynamics.potentials import PotentialEnds, assemble_potentials
     from cond_ros.sim.dynamics.rod import RodMaterial, add_rod
 
@@ -138,14 +139,16 @@ def test_the_body_pair_path_adds_the_same_bits_as_the_general_one():
                               axis=1)
     ends = PotentialEnds(model, state, pattern.max_group_size)
     kind = ends.kind
-    assert ((kind[:, 0] == 3) & (kind[:, 1] == 3) & (model.potential_type != 1)).sum() >= 14  # the rod's joints
+    body_pair = (kind[:, 0] == 3) & (kind[:, 1] == 3) & (model.potential_type != 1)
+    assert body_pair.sum() >= 14 and not body_pair.all()  # the rod's joints, and the others
     results = []
-    for kinds in (kind, np.zeros_like(kind)):  # the real ends, then none taken for BODY: the general path only
+    for pairs in (body_pair, np.zeros_like(body_pair)):  # the real split, then none taken as a pair: general only
         data, rhs = np.ones(pattern.nnz), np.ones(model.dof_count)
         assemble_potentials(model.potential_type, model.potential_stiffness, model.potential_rest_length,
                             model.potential_damping, model.potential_rest_rotation, True, pattern.potential_pairs,
-                            np.ascontiguousarray(kinds), ends.pos, ends.rot, ends.jac_lin, ends.jac_ang, ends.dof,
-                            ends.size, 0.005, pattern.block_slot, data, rhs)
+                            pairs, np.arange(model.potential_count), model.potential_index, model.potential_local,
+                            state.body_q, state.body_quat, model.body_dof_start, ends.pos, ends.rot, ends.jac_lin,
+                            ends.jac_ang, ends.dof, ends.size, 0.005, pattern.block_slot, data, rhs)
         results.append((data, rhs))
     assert np.array_equal(results[0][0], results[1][0]) and np.array_equal(results[0][1], results[1][1])
     assert np.abs(results[0][0] - 1.0).max() > 1.0  # the rod's blocks were added
