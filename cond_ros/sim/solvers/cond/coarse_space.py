@@ -23,12 +23,12 @@ P and of A P is zero outside a short column range; the kernels loop over those r
 """
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
 from numba import prange
 
-from ...dynamics.assembly import GROUP_PARTICLE
 from ...jit import kernel, leaf_kernel, parallel_kernel
 from ...linalg import jacobian_velocity
 from ...model import Model, State, per_model
@@ -44,10 +44,38 @@ def _polynomial_fields(positions: np.ndarray, degree: int = POLYNOMIAL_DEGREE) -
     """Orthonormal basis (node count x r) of the polynomials of degree <= ``degree`` in the node positions."""
     r = positions - positions.mean(axis=0)
     r /= max(float(np.sqrt((r * r).sum(axis=1).max())), np.finfo(float).tiny)  # scale for conditioning
-    monomials = np.column_stack([np.prod(r[:, list(axes)], axis=1) for d in range(degree + 1)
-                                 for axes in itertools.combinations_with_replacement(range(3), d)])
+    monomials = np.empty((len(r), len(_monomial_axes(degree))))
+    _monomials(r, _monomial_axes(degree), monomials)
     u, s, _ = np.linalg.svd(monomials, full_matrices=False)
     return u[:, s > RANK_TOLERANCE * s[0]]
+
+
+@functools.lru_cache(maxsize=None)
+def _monomial_axes(degree: int) -> np.ndarray:
+    """The monomials of degree <= ``degree`` in x, y, z as their factors' axes, one row each, -1 past the last
+    factor: (1, x, y, z, xx, xy, xz, yy, yz, zz) for degree 2."""
+    axes = [combination for d in range(degree + 1)
+            for combination in itertools.combinations_with_replacement(range(3), d)]
+    out = np.full((len(axes), max(degree, 1)), -1, np.int64)
+    for i, combination in enumerate(axes):
+        out[i, :len(combination)] = combination
+    return out
+
+
+@kernel
+def _monomials(r, axes, out):
+    """out[:, i] = the product of r's columns ``axes[i]``, left to right (1 for none): what numpy's prod over
+    those columns gives, bit for bit, without a copy of r per monomial (soft_ball: 165 -> ~10 us a step)."""
+    for p in range(r.shape[0]):
+        for i in range(axes.shape[0]):
+            if axes[i, 0] < 0:
+                out[p, i] = 1.0
+                continue
+            acc = r[p, axes[i, 0]]
+            for f in range(1, axes.shape[1]):
+                if axes[i, f] >= 0:
+                    acc *= r[p, axes[i, f]]
+            out[p, i] = acc
 
 
 def _rod_fields(segments: int, points: int = ROD_COARSE_POINTS) -> np.ndarray:
@@ -68,32 +96,56 @@ def _no_fem_body(model: Model) -> bool:
     return not np.any(model.particle_object >= 0)
 
 
-def coarse_basis(model: Model, state: State, pattern, vn_dof: np.ndarray, vn_size: np.ndarray,
-                 vn_jac: np.ndarray, *, previous: np.ndarray | None = None) -> np.ndarray:
+def coarse_basis(model: Model, state: State, vn_dof: np.ndarray, vn_size: np.ndarray, vn_jac: np.ndarray, *,
+                 previous: np.ndarray | None = None) -> np.ndarray:
     """The coarse space P of the step, shape (n, k) over the augmented DOFs (original, then virtual nodes).
 
-    ``pattern`` is the model's :class:`~cond_ros.sim.dynamics.assembly.SystemPattern`; ``vn_*`` are the step's
-    virtual nodes (``ContactSet``). ``previous``: the basis of an earlier step of the same model; without
-    FEM bodies its rows on the original DOFs depend on nothing that changes, and are reused (``previous``
-    itself, its virtual nodes' rows overwritten, when their count is the same: a copy of a rod's dense P cost
-    ~20 us a step).
+    ``vn_*`` are the step's virtual nodes (``ContactSet``). ``previous``: the basis of an earlier step of the
+    same model, whose array is reused when it has k columns (rewritten in place when it also has as many rows).
+    Without FEM bodies its rows on the original DOFs depend on nothing that changes and are kept (a copy of a
+    rod's dense P cost ~20 us a step); with them, every row of a column block is rewritten whole (the rows of no
+    block are zero in any basis of the model), which costs less than a zeroed array and the blocks stored into
+    it (soft_ball, 5 222 x 32: ~190 us a step).
     """
     n_o = model.dof_count
+    n = n_o + 3 * len(vn_dof)
     if previous is not None and rows_are_static(model):
-        if previous.shape[0] == n_o + 3 * len(vn_dof):  # as many virtual nodes: its rows rewritten in place
-            basis = previous
-        else:
-            basis = np.empty((n_o + 3 * len(vn_dof), previous.shape[1]))
-            basis[:n_o] = previous[:n_o]
+        basis = previous if previous.shape[0] == n else _with_rows(previous, n_o, n)
         _virtual_node_rows(basis, n_o, vn_dof, vn_size, vn_jac)
         return basis
+    fem_nodes, fixed = per_model(model, _column_blocks)
     blocks = []  # (rows, values (rows x columns)) of each column block on the original DOFs
-    objects = model.particle_object
-    for body in np.unique(objects[objects >= 0]):
-        nodes = np.flatnonzero(objects == body)
+    for nodes in fem_nodes:
         fields = _polynomial_fields(state.particle_q[nodes])
-        for component in range(3):
-            blocks.append((3 * nodes + component, fields))
+        blocks.extend((3 * nodes + component, fields) for component in range(3))
+    blocks.extend(fixed)
+    k = sum(values.shape[1] for _, values in blocks)
+    if previous is not None and previous.shape[1] == k:
+        basis = previous if previous.shape[0] == n else _with_rows(previous, n_o, n)
+    else:
+        basis = np.zeros((n, k))
+    column = 0
+    for rows, values in blocks:
+        _set_rows(basis, rows, column, values)
+        column += values.shape[1]
+    _virtual_node_rows(basis, n_o, vn_dof, vn_size, vn_jac)
+    return basis
+
+
+def _with_rows(basis: np.ndarray, n_o: int, n: int) -> np.ndarray:
+    """A new (n, k) array with ``basis``'s rows on the original DOFs (the first ``n_o``); the rest not set."""
+    out = np.empty((n, basis.shape[1]))
+    out[:n_o] = basis[:n_o]
+    return out
+
+
+def _column_blocks(model: Model):
+    """The basis's model constants (``per_model``): each FEM body's nodes, and the column blocks (rows, values)
+    of the rods (their translation rows: hat functions, interleaved point by point) and of every other rigid
+    body and robot (identity), in column order after the FEM bodies'."""
+    objects = model.particle_object
+    fem_nodes = [np.flatnonzero(objects == body) for body in np.unique(objects[objects >= 0])]
+    fixed = []
     for r in range(len(model.rod_body_start) - 1):
         bodies = model.rod_bodies[model.rod_body_start[r]:model.rod_body_start[r + 1]]
         fields = _rod_fields(len(bodies))
@@ -101,20 +153,27 @@ def coarse_basis(model: Model, state: State, pattern, vn_dof: np.ndarray, vn_siz
         for e in range(3):
             interleaved[e::3, e::3] = fields
         rows = (model.body_dof_start + 6 * bodies)[:, None] + np.arange(3)
-        blocks.append((rows.reshape(-1), interleaved))
-    in_rod = np.zeros(len(pattern.group_dof), bool)
-    in_rod[model.particle_count + model.rod_bodies] = True
-    whole = (pattern.group_kind != GROUP_PARTICLE) & ~in_rod
-    for dof, size in zip(pattern.group_dof[whole], pattern.group_size[whole]):
-        blocks.append((dof + np.arange(size), np.eye(size)))
-    k = sum(values.shape[1] for _, values in blocks)
-    basis = np.zeros((n_o + 3 * len(vn_dof), k))
-    column = 0
-    for rows, values in blocks:
-        basis[rows, column:column + values.shape[1]] = values
-        column += values.shape[1]
-    _virtual_node_rows(basis, n_o, vn_dof, vn_size, vn_jac)
-    return basis
+        fixed.append((rows.reshape(-1), interleaved))
+    size = model.group_sizes()
+    dof = np.concatenate([[0], np.cumsum(size)[:-1]]).astype(np.int64)
+    whole = np.ones(len(size), bool)
+    whole[:model.particle_count] = False
+    whole[model.particle_count + model.rod_bodies] = False
+    for first, count in zip(dof[whole], size[whole]):
+        fixed.append((first + np.arange(count), np.eye(count)))
+    return fem_nodes, fixed
+
+
+@kernel
+def _set_rows(basis, rows, column, values):
+    """basis[rows[i]] = values[i] in columns ``column``.. and zero elsewhere: a column block's rows, whole."""
+    width = values.shape[1]
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        for j in range(basis.shape[1]):
+            basis[r, j] = 0.0
+        for j in range(width):
+            basis[r, column + j] = values[i, j]
 
 
 @kernel

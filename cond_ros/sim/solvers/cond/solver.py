@@ -152,8 +152,8 @@ class SolverCOND(SolverBase):
         """The step's coarse space (``coarse_correction`` only)."""
         if self.coarse_correction:
             model, last = self.model, self._last_coarse
-            basis = coarse_basis(model, state, contacts.pattern, contacts.vn_dof, contacts.vn_size,
-                                 contacts.vn_jac, previous=last[0] if last is not None else None)
+            basis = coarse_basis(model, state, contacts.vn_dof, contacts.vn_size, contacts.vn_jac,
+                                 previous=last[0] if last is not None else None)
             n_o = model.dof_count
             # the nonzeros of the rows on the original DOFs are scanned once per model when those rows are reused,
             # and A_o P's structure is rebuilt only when their pattern changes (an FEM body's never does)

@@ -4,6 +4,7 @@ References: polynomial fields written out in numpy (the span), the scipy matrix 
 plain COND solve converged far past the test tolerance (the fixed point), and the Signorini-Coulomb
 conditions (11) and the dynamics (15) checked directly.
 """
+import copy
 import dataclasses
 import pathlib
 import sys
@@ -98,7 +99,23 @@ def problem(request):
 def _grip_basis(grip):
     """The coarse space P of the grip fixture's step."""
     model, state, contacts, _ = grip
-    return coarse_basis(model, state, contacts.pattern, contacts.vn_dof, contacts.vn_size, contacts.vn_jac)
+    return coarse_basis(model, state, contacts.vn_dof, contacts.vn_size, contacts.vn_jac)
+
+
+def test_a_basis_built_into_an_earlier_steps_array_is_the_fresh_basis(grip):
+    """coarse_basis reuses the array of an earlier step's basis (in place, or its original rows when the virtual
+    node count differs) and rewrites only its blocks' rows: the result must be the fresh basis, bit for bit."""
+    model, state, contacts, _ = grip
+    fresh = _grip_basis(grip)
+    moved = copy.deepcopy(state)
+    moved.particle_q = state.particle_q + np.random.default_rng(2).normal(scale=1e-3, size=state.particle_q.shape)
+    vn = (contacts.vn_dof, contacts.vn_size, contacts.vn_jac)
+    for count in (len(contacts.vn_dof), len(contacts.vn_dof) - 1):  # as many virtual nodes, then one fewer
+        earlier = coarse_basis(model, moved, *(a[:count] for a in vn))
+        assert not np.array_equal(earlier[:model.dof_count], fresh[:model.dof_count])
+        again = coarse_basis(model, state, *vn, previous=earlier)
+        assert (again is earlier) == (count == len(contacts.vn_dof))
+        np.testing.assert_array_equal(again, fresh)
 
 
 def _ball_rows(model):
