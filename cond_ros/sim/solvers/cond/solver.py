@@ -13,7 +13,8 @@ from ...linalg import virtual_node_velocities
 from ...validate import ModelError, scalar
 from ..base import SimulationError, SolverBase, require_isotropic_friction
 from ..friction_cone import PROJECTION_PROXIMAL, PROJECTION_STRICT, project_cone
-from .coarse_space import coarse_basis, coarse_operator, extend_pattern, product_terms, row_pattern, rows_are_static
+from .coarse_space import (coarse_basis, coarse_operator, extend_pattern, has_row_pattern, product_terms, row_pattern,
+                           rows_are_static)
 from .fixed_point import (CoarseSpace, FixedPointOptions, NodeContacts, StepWeights,
                           contact_velocities, velocity_fixed_point, warm_start_owners)
 from .weights import (BLOCK_LARGEST_EIGENVALUE, POWER_ITERATIONS, WEIGHTS_BB1, WEIGHTS_BB2, WEIGHTS_BB_ALTERNATING,
@@ -156,12 +157,12 @@ class SolverCOND(SolverBase):
                                  previous=last[0] if last is not None else None)
             n_o = model.dof_count
             # the nonzeros of the rows on the original DOFs are scanned once per model when those rows are reused,
-            # and A_o P's structure is rebuilt only when their pattern changes (an FEM body's never does)
-            static = last is not None and rows_are_static(model)
-            original = last[1] if static else row_pattern(basis[:n_o], 0)
-            if static or (last is not None and all(np.array_equal(x, y) for x, y in zip(original, last[1]))):
+            # checked against the last step's otherwise, and A_o P's structure is rebuilt only when they change (an
+            # FEM body's never do)
+            if last is not None and (rows_are_static(model) or has_row_pattern(basis[:n_o], *last[1])):
                 original, product = last[1], last[2]
             else:
+                original = row_pattern(basis[:n_o], 0)
                 product = product_terms(contacts.pattern.indptr, contacts.pattern.indices, *original,
                                         basis.shape[1])
             self._coarse_space = (basis, extend_pattern(original, basis, n_o), product)

@@ -15,7 +15,8 @@ import pytest
 from cond_ros.scenes.registry import edited_scene
 from cond_ros.sim import SimulationError
 from cond_ros.sim.collision.nodalization import SOURCE_JOINT_LIMIT, build_contact_set
-from cond_ros.sim.solvers.cond.coarse_space import ROD_COARSE_POINTS, coarse_basis, coarse_operator
+from cond_ros.sim.solvers.cond.coarse_space import (ROD_COARSE_POINTS, coarse_basis, coarse_operator,
+                                                    has_row_pattern, row_pattern)
 from cond_ros.sim.solvers.cond.fixed_point import FACTOR_STALE, coarse_correction, contact_coarse_rows
 from cond_ros.sim.solvers.cond.solver import SolverCOND
 from cond_ros.sim.validate import ModelError
@@ -100,6 +101,21 @@ def _grip_basis(grip):
     """The coarse space P of the grip fixture's step."""
     model, state, contacts, _ = grip
     return coarse_basis(model, state, contacts.vn_dof, contacts.vn_size, contacts.vn_jac)
+
+
+def test_has_row_pattern_tells_a_changed_nonzero_from_none():
+    """How SolverCOND.prepare keeps the last step's pattern of P: against numpy's nonzero columns."""
+    rng = np.random.default_rng(4)
+    matrix = rng.normal(size=(40, 12)) * (rng.random((40, 12)) < 0.3)
+    ptr, columns = row_pattern(matrix, 0)
+    np.testing.assert_array_equal(columns, np.nonzero(matrix)[1])
+    assert has_row_pattern(matrix, ptr, columns)
+    zeros, nonzeros = np.argwhere(matrix == 0.0), np.argwhere(matrix != 0.0)
+    for (r, c), value in ((zeros[7], 1.0), (nonzeros[5], 0.0), (zeros[-1], -2.0), (nonzeros[-1], 0.0)):
+        changed = matrix.copy()
+        changed[r, c] = value
+        assert not has_row_pattern(changed, ptr, columns), (r, c, value)
+    assert not has_row_pattern(matrix[:-1], ptr, columns)
 
 
 def test_a_basis_built_into_an_earlier_steps_array_is_the_fresh_basis(grip):
