@@ -409,9 +409,9 @@ def test_at_the_joint_limit_the_correction_leaves_the_solution_unchanged(slip):
 
 
 def test_the_parallel_coarse_product_is_the_serial_one_bit_for_bit(grip, monkeypatch):
-    """The FEM-sized path (A_o P by A's rows, P^T A P by P's columns, on every core) against the serial one (A_o P
-    entry by entry over its terms, P^T A P by P's rows): the same sums in the same order, so the same bits, with
-    one thread or two."""
+    """The FEM-sized path (A_o P by A's rows, P^T A P in two halves of G's rows, on every core) against the serial
+    one (A_o P entry by entry over its terms, P^T A P whole): the same sums in the same order, so the same bits,
+    with one thread or two."""
     import numba
     from cond_ros.sim.solvers.cond import coarse_space
     _, _, _, system = grip
