@@ -328,10 +328,19 @@ def original_rows_parallel(row_group, indptr, pair_start, pair_column, pair_widt
         entry = indptr[first]  # the group's first row's entry of column c
         for q in range(pair_start[g], pair_start[g + 1]):
             for c in range(pair_column[q], pair_column[q] + pair_width[q]):
-                for r in range(rows):
-                    x = data[entry + r * length]
-                    for j in range(np.uint64(ranges[c, 0]), np.uint64(ranges[c, 1])):  # unsigned: linalg.U1
-                        acc[r, j] += x * basis[c, j]
+                j_lo, j_hi = np.uint64(ranges[c, 0]), np.uint64(ranges[c, 1])  # unsigned: linalg.U1
+                if rows == 3:  # an FEM node: P's row read once for its three rows (each (r, j) sums in c's order)
+                    x0, x1, x2 = data[entry], data[entry + length], data[entry + 2 * length]
+                    for j in range(j_lo, j_hi):
+                        p = basis[c, j]
+                        acc[0, j] += x0 * p
+                        acc[1, j] += x1 * p
+                        acc[2, j] += x2 * p
+                else:
+                    for r in range(rows):
+                        x = data[entry + r * length]
+                        for j in range(j_lo, j_hi):
+                            acc[r, j] += x * basis[c, j]
                 entry += 1
         for r in range(rows):
             for j in range(lo, hi):
