@@ -177,11 +177,11 @@ def _rotation_error(u, s, rest_rot, rot, err, proj, relative):
 
 @leaf_kernel
 def _body_pair_error(u, s, ptype, rest_rot, pos, rot, jac_lin, err, je, proj, relative):
-    """:func:`potential_error` of a COUPLING or ROTATION between two rigid bodies (a rod's joints); returns the
-    first column of Je that is not zero, 0 or 3. A body's point Jacobian is [I, -[arm]x] and its frame's
-    [0, I]: the products with their zeros and ones are left out, which changes no bit of Je (x * 1 and
-    x + 0 are exact, and the remaining terms are summed in the same order), and the columns Je is zero in
-    are not written (the caller starts at the returned column)."""
+    """:func:`potential_error` of a COUPLING or ROTATION between two rigid bodies (a rod's joints; its ends at
+    ``s`` in ``pos``, ``rot``, ``jac_lin``); returns the first column of Je that is not zero, 0 or 3. A body's
+    point Jacobian is [I, -[arm]x] and its frame's [0, I]: the products with their zeros and ones are left out,
+    which changes no bit of Je (x * 1 and x + 0 are exact, and the remaining terms are summed in the same
+    order), and the columns Je is zero in are not written (the caller starts at the returned column)."""
     if ptype[u] == 2:  # COUPLING: Je_x = s_x F^T [I, -[arm_x]x], s_a = 1, s_b = -1
         _coupling_error(s, pos, rot, err, proj)
         for x in range(2):

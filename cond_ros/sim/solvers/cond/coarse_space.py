@@ -65,7 +65,7 @@ def _monomial_axes(degree: int) -> np.ndarray:
 @kernel
 def _monomials(r, axes, out):
     """out[:, i] = the product of r's columns ``axes[i]``, left to right (1 for none): what numpy's prod over
-    those columns gives, bit for bit, without a copy of r per monomial (soft_ball: 165 -> ~10 us a step)."""
+    those columns gives, bit for bit, without a copy of r per monomial (soft_ball: 165 -> 27 us a step)."""
     for p in range(r.shape[0]):
         for i in range(axes.shape[0]):
             if axes[i, 0] < 0:
