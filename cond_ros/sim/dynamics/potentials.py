@@ -38,7 +38,10 @@ class PotentialEnds:
 
     def __init__(self, model: Model, state: State, width: int, kinematics=None, potentials=None):
         """``potentials``: indices of the potentials to evaluate (default all); the arrays follow their order."""
-        which = None if potentials is None else tuple(int(u) for u in potentials)
+        # a model's per_model key: a tuple given is taken as it is (made once per model by the assembly; a tuple
+        # of a cloth's thousands of springs made anew cost ~0.25 ms a step)
+        which = None if potentials is None else potentials if type(potentials) is tuple else tuple(
+            int(u) for u in potentials)
         kind, index, local, on_robot = per_model(model, _end_layout, which)
         self.kind = kind
         count = len(kind)
@@ -454,15 +457,16 @@ def assemble_model_potentials(model: Model, pattern, state: State, dt: float, da
 
 def _potential_split(model: Model):
     """(body_pair, others, end_slot): which potentials :func:`assemble_potentials` evaluates from the body poses
-    (a COUPLING or ROTATION between two BODY ends), the others' indices (a tuple, for :class:`PotentialEnds`),
-    and each potential's index among those (-1 for a body pair). Model constants (``per_model``)."""
+    (a COUPLING or ROTATION between two BODY ends), the others' indices (a tuple, for :class:`PotentialEnds`;
+    None for all, a cloth's springs), and each potential's index among those (-1 for a body pair). Model
+    constants (``per_model``)."""
     kind = model.potential_kind
     body_pair = (kind[:, 0] == PointKind.BODY) & (kind[:, 1] == PointKind.BODY) & (
         model.potential_type != PotentialType.DISTANCE)
     others = np.flatnonzero(~body_pair)
     end_slot = np.full(model.potential_count, -1, np.int64)
     end_slot[others] = np.arange(len(others))
-    return body_pair, tuple(int(u) for u in others), end_slot
+    return body_pair, None if len(others) == model.potential_count else tuple(int(u) for u in others), end_slot
 
 
 def potential_forces(model: Model, ends: PotentialEnds, v_hat: np.ndarray, dt: float, potentials=None):
