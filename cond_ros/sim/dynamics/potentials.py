@@ -301,22 +301,26 @@ def assemble_potentials(ptype, stiffness, rest_length, damping, rest_rot, geomet
     first = np.empty(2, np.int64)
     # the ends of one body pair, as PotentialEnds at index 0 (only the arm's entries of its Jacobian are read)
     pair_pos, pair_rot, pair_jac = np.empty((1, 2, 3)), np.empty((1, 2, 3, 3)), np.empty((1, 2, 3, 6))
-    pair_dof, pair_size = np.empty((1, 2), np.int64), np.full((1, 2), 6, np.int64)
+    pair_size = np.full((1, 2), 6, np.int64)
+    end_size = np.empty(2, np.int64)  # the ends' DOF counts and first DOFs (the paths' arrays are not rebound:
+    end_dof = np.empty(2, np.int64)  # an array variable bound anew counts references, ~40 ns a potential)
     for u in range(ptype.shape[0]):
         bodies = body_pair[u]
+        s = end_slot[u]
         if bodies:
             for x in range(2):
                 body_end(index[u, x], local, u, x, 0, body_q, body_quat, pair_pos, pair_rot, pair_jac)
-                pair_dof[0, x] = body_dof_start + 6 * index[u, x]
-            end_pos, end_rot, end_lin, end_dof, end_size, s = pair_pos, pair_rot, pair_jac, pair_dof, pair_size, 0
+                end_dof[x] = body_dof_start + 6 * index[u, x]
+                end_size[x] = 6
             rows, length = 3, 0.0
-            first[0] = first[1] = _body_pair_error(u, s, ptype, rest_rot, end_pos, end_rot, end_lin, err, je, proj,
+            first[0] = first[1] = _body_pair_error(u, 0, ptype, rest_rot, pair_pos, pair_rot, pair_jac, err, je, proj,
                                                    relative)
         else:
-            end_pos, end_rot, end_lin, end_dof, end_size, s = pos, rot, jac_lin, dof, size, end_slot[u]
             rows, length = potential_error(u, s, ptype, rest_length, rest_rot, pos, rot, jac_lin, jac_ang, size, err,
                                            je, proj, relative)
             for x in range(2):
+                end_dof[x] = dof[s, x]
+                end_size[x] = size[s, x]
                 first[x] = size[s, x]
                 for r in range(size[s, x] - 1, -1, -1):
                     for e in range(rows):
@@ -326,16 +330,16 @@ def assemble_potentials(ptype, stiffness, rest_length, damping, rest_rot, geomet
             gain[e] = h * stiffness[u, e] + damping[u, e]
         for x in range(2):
             for e in range(rows):
-                for r in range(first[x], end_size[s, x]):
+                for r in range(first[x], end_size[x]):
                     scaled[x, e, r] = je[x, e, r] * gain[e]
         for x in range(2):
-            if end_size[s, x] == 0:
+            if end_size[x] == 0:
                 continue
-            for r in range(first[x], end_size[s, x]):
+            for r in range(first[x], end_size[x]):
                 force = 0.0
                 for e in range(rows):
                     force += je[x, e, r] * (stiffness[u, e] * err[e])
-                b[end_dof[s, x] + r] -= force
+                b[end_dof[x] + r] -= force
             for y in range(2):
                 pair = pot_pairs[u, 2 * x + y]
                 if bodies and first[x] == 0:
@@ -359,8 +363,11 @@ def assemble_potentials(ptype, stiffness, rest_length, damping, rest_rot, geomet
                     for r in range(3):
                         col += abs(scale * ((1.0 if r == c else 0.0) - proj[0, r] * proj[0, c]))
                     data[block_slot[pair, c] + c] += h * n_ends * col
-        if geometric:
-            _add_rotational_geometric(u, s, ptype, stiffness, err, rows, proj, end_lin, end_size, pot_pairs, h,
+        if geometric and bodies:
+            _add_rotational_geometric(u, 0, ptype, stiffness, err, rows, proj, pair_jac, pair_size, pot_pairs, h,
+                                      block_slot, data)
+        elif geometric:
+            _add_rotational_geometric(u, s, ptype, stiffness, err, rows, proj, jac_lin, size, pot_pairs, h,
                                       block_slot, data)
 
 
