@@ -56,11 +56,14 @@ def _plot(rows: list, path: pathlib.Path, suffix: str) -> None:
     ax.minorticks_off()
     ax.set_ylim(0.1, 12.0)
     notes = NOTES.get(suffix, {})
-    ax.set_xticks(x, [r["scene"] + ("\n" + notes[r["scene"]] if r["scene"] in notes else "") for r in rows],
-                  fontsize=8)
-    ax.set_ylabel("real-time factor (log scale)")
     commits = sorted({(r["before_commit"], r["after_commit"]) for r in rows})
     span = f" ({commits[0][0]} -> {commits[0][1]})" if len(commits) == 1 else ""
+    labels = []
+    for r in rows:  # each scene's commits under its name when the runs compared different ones
+        label = r["scene"] + (f"\n{r['before_commit']} -> {r['after_commit']}" if not span else "")
+        labels.append(label + ("\n" + notes[r["scene"]] if r["scene"] in notes else ""))
+    ax.set_xticks(x, labels, fontsize=7 if not span else 8)
+    ax.set_ylabel("real-time factor (log scale)")
     ax.set_title(f"Real-time factor per scene, 2 cores, medians of interleaved runs{span}")
     ax.legend(loc="upper right", fontsize=8)
     fig.tight_layout()
