@@ -246,6 +246,11 @@ class Model:
         return np.concatenate([np.full(self.particle_count, 3), np.full(self.body_count, 6),
                                np.diff(self.robot_dof_offset)]).astype(np.int64)
 
+    def group_dofs(self) -> np.ndarray:
+        """First DOF of each DOF group (:meth:`group_sizes`' order)."""
+        size = self.group_sizes()
+        return np.concatenate([[0], np.cumsum(size)[:-1]]).astype(np.int64) if len(size) else np.zeros(0, np.int64)
+
     def state(self) -> "State":
         """A fresh :class:`State` at the model's initial configuration."""
         return State(

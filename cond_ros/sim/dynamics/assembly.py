@@ -100,7 +100,7 @@ def build_pattern(model: Model) -> SystemPattern:
     """The fixed block-sparse pattern of A_o for ``model``."""
     size = model.group_sizes()
     n_groups = len(size)
-    dof = np.concatenate([[0], np.cumsum(size)[:-1]]).astype(np.int64) if n_groups else np.zeros(0, np.int64)
+    dof = model.group_dofs()
     ends = potential_groups(model)
     both = ends[(ends[:, 0] >= 0) & (ends[:, 1] >= 0) & (ends[:, 0] != ends[:, 1])]
     tet_edges = model.tet_nodes[:, np.array([[i, j] for i in range(4) for j in range(i + 1, 4)])].reshape(-1, 2)

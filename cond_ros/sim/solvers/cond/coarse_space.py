@@ -155,7 +155,7 @@ def _column_blocks(model: Model):
         rows = (model.body_dof_start + 6 * bodies)[:, None] + np.arange(3)
         fixed.append((rows.reshape(-1), interleaved))
     size = model.group_sizes()
-    dof = np.concatenate([[0], np.cumsum(size)[:-1]]).astype(np.int64)
+    dof = model.group_dofs()
     whole = np.ones(len(size), bool)
     whole[:model.particle_count] = False
     whole[model.particle_count + model.rod_bodies] = False
