@@ -22,6 +22,7 @@ from ..jit import kernel, leaf_kernel
 from ..kinematics.rigid import quat_to_matrix_into, rotation_log_into
 from ..linalg import U6
 from ..model import DampingPolicy, Model, PointKind, PotentialType, State, per_model
+from ..kinematics.articulation import point_jacobian_articulated
 from .robots import robot_kinematics
 
 
@@ -59,25 +60,53 @@ class PotentialEnds:
             return
         if kinematics is None:
             kinematics = robot_kinematics(model, state)
-        for u, x, robot, link in on_robot:
-            kin = kinematics[robot]
+        for robot, u, x, link, point_local in on_robot:
+            kin, lo = kinematics[robot], model.robot_dof_offset[robot]
             pose = kin.link_pose[link]
-            point = pose[:3, :3] @ local[u, x] + pose[:3, 3]
-            jac = kin.jacobian(link, point)
-            lo, hi = model.robot_dof_offset[robot], model.robot_dof_offset[robot + 1]
-            self.pos[u, x], self.rot[u, x] = point, pose[:3, :3]
-            self.jac_lin[u, x, :, :hi - lo], self.jac_ang[u, x, :, :hi - lo] = jac[:3], jac[3:]
-            self.dof[u, x], self.size[u, x] = model.robot_dof_start + lo, hi - lo
+            # numpy's (BLAS) product, stacked: the bits of one product a point
+            point = (pose[:, :3, :3] @ point_local[:, :, None])[:, :, 0] + pose[:, :3, 3]
+            art = kin.art
+            robot_end_kinematics(u, x, link, point, art.link_parent, art.joint_type, art.joint_dof,
+                                 art.joint_multiplier, kin.link_pose, kin.joint_axis_world,
+                                 model.robot_dof_start + lo, model.robot_dof_offset[robot + 1] - lo, self.pos,
+                                 self.rot, self.jac_lin, self.jac_ang, self.dof, self.size)
+
+
+@kernel
+def robot_end_kinematics(u, x, link, point, link_parent, joint_type, joint_dof, joint_multiplier, link_pose,
+                         joint_axis_world, dof, size, pos, rot, jac_lin, jac_ang, end_dof, end_size):
+    """Fills :class:`PotentialEnds` for the ends (``u``, ``x``) on links ``link`` of one robot, at world points
+    ``point``: its first DOF ``dof`` and DOF count ``size``. A kernel: per end in Python (a Jacobian's array,
+    six assignments) it cost ~5 us (soft_mat: 28 ends on the gripper)."""
+    jac = np.empty((6, size))
+    for k in range(u.shape[0]):
+        a, b = u[k], x[k]
+        point_jacobian_articulated(link[k], point[k], link_parent, joint_type, joint_dof, joint_multiplier,
+                                   link_pose, joint_axis_world, jac)
+        for e in range(3):
+            pos[a, b, e] = point[k, e]
+            for f in range(3):
+                rot[a, b, e, f] = link_pose[link[k], e, f]
+            for j in range(size):
+                jac_lin[a, b, e, j] = jac[e, j]
+                jac_ang[a, b, e, j] = jac[3 + e, j]
+        end_dof[a, b] = dof
+        end_size[a, b] = size
 
 
 def _end_layout(model: Model, which):
-    """(kind, index, local point) of the ends of potentials ``which`` (a tuple; None: all), and (potential,
-    end, robot, link) of those on robot links: model constants, made once per model (``per_model``)."""
+    """(kind, index, local point) of the ends of potentials ``which`` (a tuple; None: all), and per robot with
+    ends on its links (robot, potential, end, link, local point), arrays by end: model constants, made once per
+    model (``per_model``)."""
     which = np.arange(model.potential_count) if which is None else np.asarray(which, np.int64)
     kind = np.ascontiguousarray(model.potential_kind[which])
-    on_robot = [(int(u), int(x), int(model.potential_index[which[u], x]), int(model.potential_link[which[u], x]))
-                for u, x in np.argwhere(kind == PointKind.ROBOT_LINK)]
     index, local = (np.ascontiguousarray(column[which]) for column in (model.potential_index, model.potential_local))
+    ends = np.argwhere(kind == PointKind.ROBOT_LINK)
+    robot = index[ends[:, 0], ends[:, 1]]
+    link = np.asarray(model.potential_link)[which][ends[:, 0], ends[:, 1]].astype(np.int64)
+    on_robot = tuple((int(r), *(np.ascontiguousarray(column[robot == r]) for column in (
+        ends[:, 0].astype(np.int64), ends[:, 1].astype(np.int64), link, local[ends[:, 0], ends[:, 1]])))
+        for r in np.unique(robot))
     return kind, index, local, on_robot
 
 
