@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..jit import kernel
-from ..kinematics.articulation import ArticulationKinematics, point_jacobian_articulated
+from ..kinematics.articulation import ArticulationKinematics, bias_forces, mass_matrix, point_jacobian_articulated
 from ..kinematics.rigid import cross3
 from ..model import Control, Model, State
 
@@ -52,15 +52,40 @@ def assemble_robots(model: Model, pattern, state: State, control: Control, dt: f
     for r, kin in enumerate(kinematics if kinematics is not None else robot_kinematics(model, state)):
         lo, hi = model.robot_dof_offset[r], model.robot_dof_offset[r + 1]
         qd = state.robot_qd[lo:hi]
-        mass = kin.mass_matrix()
-        bias = kin.bias_forces(qd, model.gravity)
-        kp = control.robot_drive_stiffness[lo:hi]
-        kd = control.robot_drive_damping[lo:hi]
+        a = kin.art
+        mass, bias, stiffness = _robot_terms(a.link_parent, a.joint_type, a.joint_dof, a.joint_multiplier, a.link_mass,
+                                             a.link_com, a.link_inertia, kin.link_pose, kin.joint_axis_world,
+                                             np.ascontiguousarray(qd), model.gravity)
         h = model.integration_theta * dt
-        _add_robot_rows(mass, mass @ qd, bias, gravity_stiffness(kin, model.gravity), kp, kd, kin.art.dof_damping,
-                        control.robot_effort[lo:hi], control.robot_q_target[lo:hi], state.robot_q[lo:hi],
-                        control.robot_qd_target[lo:hi], h, pattern.block_slot[pattern.diag_pair[model.robot_group(r)]],
-                        model.robot_dof_start + lo, data, b)
+        _add_robot_rows(mass, mass @ qd, bias, stiffness, control.robot_drive_stiffness[lo:hi],
+                        control.robot_drive_damping[lo:hi], a.dof_damping, control.robot_effort[lo:hi],
+                        control.robot_q_target[lo:hi], state.robot_q[lo:hi], control.robot_qd_target[lo:hi], h,
+                        pattern.block_slot[pattern.diag_pair[model.robot_group(r)]], model.robot_dof_start + lo, data,
+                        b)
+
+
+@kernel
+def _robot_terms(link_parent, joint_type, joint_dof, joint_multiplier, link_mass, link_com, link_inertia, link_pose,
+                 joint_axis_world, qd, gravity):
+    """(M(q), C(q, qd) qd + g(q), the SPD projection of the gravity potential's Hessian d g / d q) of one robot at
+    its kinematics, for :func:`_add_robot_rows`.
+
+    The Hessian is the implicit part of eq. (9): treating gravity explicitly makes the midpoint rule gain energy
+    at a rate ~ omega^3 dt (65 % of a pendulum's swing energy in 10 s at 10 ms); its linearization, like the
+    potentials of form (7), removes that. Negative curvature (an inverted link) is projected out, as the paper
+    projects the geometric stiffness onto SPD matrices. One kernel for the three: as ``ArticulationKinematics``
+    methods and a separate projection, four calls from Python and their arrays."""
+    n = qd.shape[0]
+    mass = np.zeros((n, n))
+    mass_matrix(link_parent, joint_type, joint_dof, joint_multiplier, link_mass, link_com, link_inertia, link_pose,
+                joint_axis_world, mass)
+    bias = np.zeros(n)
+    bias_forces(link_parent, joint_type, joint_dof, joint_multiplier, link_mass, link_com, link_inertia, link_pose,
+                joint_axis_world, qd, gravity, bias)
+    hessian = np.empty((n, n))
+    gravity_hessian(link_parent, joint_type, joint_dof, joint_multiplier, link_mass, link_com, link_pose,
+                    joint_axis_world, gravity, hessian)
+    return mass, bias, spd_projection(hessian)
 
 
 @kernel
@@ -136,22 +161,6 @@ def gravity_hessian(link_parent, joint_type, joint_dof, joint_multiplier, link_m
                 if k != i:
                     out[joint_dof[k], joint_dof[i]] += value
             k = link_parent[k]
-
-
-def gravity_stiffness(kin: ArticulationKinematics, gravity) -> np.ndarray:
-    """SPD projection of the gravity potential's Hessian d g / d q, for the implicit part of eq. (9).
-
-    Treating gravity explicitly makes the midpoint rule gain energy at a rate ~ omega^3 dt (65 % of a
-    pendulum's swing energy in 10 s at 10 ms); its linearization, like the potentials of form (7),
-    removes that. Negative curvature (an inverted link) is projected out, as the paper projects the
-    geometric stiffness onto SPD matrices. ``kin``: the kinematics at the state's q (:func:`gravity_hessian`).
-    """
-    a = kin.art
-    n = a.dof_count
-    hessian = np.empty((n, n))
-    gravity_hessian(a.link_parent, a.joint_type, a.joint_dof, a.joint_multiplier, a.link_mass, a.link_com,
-                    kin.link_pose, kin.joint_axis_world, np.asarray(gravity, dtype=np.float64), hessian)
-    return spd_projection(hessian)
 
 
 @kernel
