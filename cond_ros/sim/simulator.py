@@ -120,7 +120,8 @@ class Simulator:
             raise SimulationError(f"{self.solver.name}: {exc} (a singular system) in the step from t = "
                                   f"{self.state.time:.4f} s; the state was not updated") from exc
         stats.collision_ms = collision_ms
-        if not _all_finite(*(getattr(new_state, name) for name in _STATE_FIELDS)):
+        if not _all_finite(new_state.particle_q, new_state.particle_qd, new_state.body_q, new_state.body_quat,
+                           new_state.body_qd, new_state.robot_q, new_state.robot_qd):
             name = next(name for name in _STATE_FIELDS if not np.isfinite(getattr(new_state, name)).all())
             raise SimulationError(f"non-finite {name} at t = {new_state.time:.4f} s; the state was not updated")
         self.previous_state = self.state

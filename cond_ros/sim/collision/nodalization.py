@@ -121,6 +121,22 @@ def forces_to_world(frame: np.ndarray, force: np.ndarray) -> np.ndarray:
     return np.einsum("mij,mi->mj", frame, force)
 
 
+@kernel
+def keyed_world_forces(keys, frame, force):
+    """(keys sorted, stably, and the contacts' world forces R_c^T lambda in that order): what a solver keeps of
+    a step for the next one's force warm start. One kernel: argsort, einsum and two gathers from Python cost
+    ~25 us a step on a wound cable; the sums run in einsum's order, i = 0, 1, 2."""
+    order = np.argsort(keys, kind="mergesort")
+    sorted_keys = np.empty_like(keys)
+    world = np.empty((keys.shape[0], 3))
+    for p in range(keys.shape[0]):
+        m = order[p]
+        sorted_keys[p] = keys[m]
+        for j in range(3):
+            world[p, j] = frame[m, 0, j] * force[m, 0] + frame[m, 1, j] * force[m, 1] + frame[m, 2, j] * force[m, 2]
+    return sorted_keys, world
+
+
 def contact_keys(contacts: ContactSet) -> np.ndarray:
     """An integer identity of each contact that persists across steps (warm starts).
 
@@ -550,7 +566,7 @@ class _Rows:
         m = len(gap)
         offset = np.empty((m, 3))
         if m:
-            contact_offsets(frame, a_dof, a_size, a_jac, b_dof, np.maximum(b_size, 0), b_jac, state.velocity(), gap,
+            contact_offsets(frame, a_dof, a_size, a_jac, b_dof, b_size, b_jac, state.velocity(), gap,
                             dt, model.integration_theta, model.restitution, model.penetration_recovery, offset)
         return ContactSet(
             pattern=pattern, count=m, dof_a=dof_a, dof_b=dof_b, frame=frame, friction=friction, offset=offset, gap=gap,

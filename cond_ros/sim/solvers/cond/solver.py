@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...collision.nodalization import ContactSet, contact_keys, forces_to_world
+from ...collision.nodalization import ContactSet, contact_keys, keyed_world_forces
 from ...dynamics.assembly import AugmentedSystem, LinearSystem
 from ...linalg import virtual_node_velocities
 from ...validate import ModelError, scalar
@@ -216,8 +216,7 @@ class SolverCOND(SolverBase):
             raise SimulationError(f"SolverCOND: V-FPI diverged (theta = {residual} at iteration {iterations}, "
                                   f"weights={self.weights!r})")
         self._v_hat = v[:system.dof_count].copy()
-        order = np.argsort(keys, kind="stable")
-        self._previous_forces = (keys[order], forces_to_world(contacts.frame, force)[order])
+        self._previous_forces = keyed_world_forces(keys, contacts.frame, force)
         return v, force, iterations, residual
 
     def inverse_contact_forces(self, v_hat: np.ndarray, contacts: ContactSet) -> np.ndarray:

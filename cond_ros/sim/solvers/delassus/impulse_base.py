@@ -8,7 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from ...collision.nodalization import ContactSet, contact_keys, forces_to_world
+from ...collision.nodalization import ContactSet, contact_keys, keyed_world_forces
 from ...dynamics.assembly import LinearSystem, assemble
 from ..base import SolverBase
 from .operator import ContactProblem, build_contact_problem
@@ -68,6 +68,5 @@ class ImpulseSolverBase(SolverBase):
         force, iterations, residual = self.solve_contacts(problem, self.initial_forces(contacts))
         force = np.asarray(force, float).reshape(contacts.count, 3)
         keys = contact_keys(contacts)
-        order = np.argsort(keys, kind="stable")
-        self._previous = (keys[order], forces_to_world(contacts.frame, force)[order])
+        self._previous = keyed_world_forces(keys, contacts.frame, np.ascontiguousarray(force))
         return problem.velocity(force.reshape(-1)), force, iterations, residual
