@@ -103,3 +103,70 @@ def test_moving_volumes_follow_their_bodies_and_links_as_finite_differences_say(
     turn = (ahead[:, :3, :3] - behind[:, :3, :3]) / (2 * eps) @ np.transpose(now[:, :3, :3], (0, 2, 1))  # [w]x
     np.testing.assert_allclose(volumes.twist[n_s:, 3:], np.stack([turn[:, 2, 1], turn[:, 0, 2], turn[:, 1, 0]], 1),
                                atol=1e-7)
+
+
+
+def test_points_near_a_moving_robot_are_found_by_the_exact_test_with_the_link_jacobian():
+    """Particles scattered about a moving Panda's link volumes: the D-contacts found are exactly those the
+    exact test accepts, the surface velocity taken from the link Jacobian (``ArticulationKinematics.jacobian``
+    and numpy's product with qd); each contact's side b is a virtual node on the robot's DOFs with that
+    Jacobian, its normal the volume's, its friction the larger of the two."""
+    import pathlib
+
+    from cond_ros.sim import load_urdf
+    from cond_ros.sim.collision.dynamic_contacts import moving_volumes
+    from cond_ros.sim.dynamics.robots import robot_kinematics
+
+    urdf = pathlib.Path(__file__).resolve().parents[3] / "urdf" / "panda.urdf"
+    rng = np.random.default_rng(7)
+    robot = load_urdf(str(urdf), mesh_primitives=False)
+    probe = ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    probe.add_articulation(robot, mu=(0.5, 0.5))
+    probe = probe.finalize()
+    volumes = moving_volumes(probe, probe.state(), robot_kinematics(probe, probe.state()))
+    b = ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    b.add_articulation(robot, mu=(0.5, 0.5))
+    for centre, reach in zip(volumes.pos, volumes.reach):  # about each volume, inside and outside its reach
+        for _ in range(12):
+            direction = rng.normal(size=3)
+            b.add_particle(centre + direction / np.linalg.norm(direction) * reach * rng.uniform(0.3, 1.1), mass=0.01,
+                           radius=1e-3, velocity=rng.normal(0.0, 0.3, 3), mu=0.2)
+    model = b.finalize(contact_margin=MARGIN)
+    state = model.state()
+    state.robot_qd[:] = rng.normal(0.0, 2.0, state.robot_qd.shape)
+    kinematics = robot_kinematics(model, state)
+    volumes = moving_volumes(model, state, kinematics)
+
+    expected, normal = {}, np.zeros(3)
+    for v in range(volumes.count):
+        for i, p in enumerate(state.particle_q):
+            sd = collider_signed_distance(int(volumes.ctype[v]), volumes.pos[v], volumes.rot[v], volumes.size[v], p,
+                                          normal)
+            surface = p - sd * normal
+            jac = kinematics[0].jacobian(int(volumes.link[v]), surface)[:3]
+            rel = state.particle_qd[i] - jac @ state.robot_qd
+            if sd - model.particle_radius[i] < MARGIN + 2 * DT * max(0.0, -float(rel @ normal)):
+                expected[v, i] = (sd - model.particle_radius[i], surface, jac, normal.copy())
+    assert len(expected) > 20
+
+    contacts = build_contact_set(model, build_pattern(model), state, DT)
+    dynamic = np.flatnonzero((contacts.collider < 0) & (contacts.source_kind == SOURCE_PARTICLE))
+    assert len(dynamic) == len(expected)
+    n = model.robot_dof_count
+    unmatched = dict(expected)
+    for m in dynamic:
+        i = int(contacts.source_index[m])
+        node = (contacts.dof_b[m] - model.dof_count) // 3  # side b: a virtual node on the robot
+        assert contacts.dof_b[m] >= model.dof_count and contacts.vn_dof[node] == model.robot_dof_start
+        assert contacts.vn_size[node] == n
+        np.testing.assert_array_equal(contacts.friction[m], [0.5, 0.5])
+        np.testing.assert_allclose(contacts.frame[m] @ contacts.frame[m].T, np.eye(3), atol=1e-14)
+        # the volume of the exact test with this contact's point, gap, normal and Jacobian (two volumes of the
+        # hand overlap: a particle may touch both)
+        match = [key for key, (gap, surface, jac, normal) in unmatched.items()
+                 if key[1] == i and np.array_equal(surface, contacts.position[m]) and contacts.gap[m] == gap
+                 and np.allclose(contacts.frame[m, 0], normal, atol=1e-15)
+                 and np.allclose(contacts.vn_jac[node, :, :n], jac, atol=1e-15)]
+        assert match, f"contact {m} of particle {i} is none the exact test accepts"
+        del unmatched[match[0]]
+    assert not unmatched

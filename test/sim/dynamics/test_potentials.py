@@ -105,6 +105,40 @@ def test_robot_link_end_force_matches_finite_difference():
     np.testing.assert_allclose(force, -grad, atol=1e-6 * max(1.0, np.abs(grad).max()))
 
 
+
+def test_robot_link_ends_are_the_links_points_and_jacobians():
+    """PotentialEnds of ends on robot links (several links, off-origin points, both ends of one potential on the
+    robot) against the link pose times the point and ``ArticulationKinematics.jacobian`` there."""
+    from cond_ros.sim.dynamics.potentials import PotentialEnds
+
+    art = load_urdf("urdf/panda.urdf")
+    q0 = np.array([0.1, -0.3, 0.2, -1.7, 0.1, 1.3, 0.7, 0.02])
+    b = ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    b.add_particle((0.3, 0.0, 0.4), mass=0.1)
+    b.add_articulation(art, q=q0)
+    ends = [("panda_tcp", (0.01, -0.02, 0.03)), ("panda_link4", (-0.05, 0.0, 0.02)), ("panda_leftfinger", (0, 0.01, 0))]
+    b.add_coupling(robot_link_point(0, ends[0][0], ends[0][1]), particle(0), stiffness=10.0)
+    b.add_coupling(particle(0), robot_link_point(0, ends[1][0], ends[1][1]), stiffness=10.0)
+    b.add_coupling(robot_link_point(0, ends[2][0], ends[2][1]), robot_link_point(0, ends[0][0]), stiffness=10.0)
+    model = b.finalize()
+    state = model.state()
+    kin = ArticulationKinematics(art)
+    kin.update(q0)
+    width = build_pattern(model).max_group_size
+    got = PotentialEnds(model, state, width)
+    n = art.dof_count
+    for u, x, (name, local) in ((0, 0, ends[0]), (1, 1, ends[1]), (2, 0, ends[2]), (2, 1, (ends[0][0], (0, 0, 0)))):
+        pose = kin.link_pose[art.link_index(name)]
+        point = pose[:3, :3] @ np.asarray(local, float) + pose[:3, 3]
+        jac = kin.jacobian(art.link_index(name), point)
+        np.testing.assert_allclose(got.pos[u, x], point, atol=1e-15)
+        np.testing.assert_array_equal(got.rot[u, x], pose[:3, :3])
+        np.testing.assert_array_equal(got.jac_lin[u, x, :, :n], jac[:3])
+        np.testing.assert_array_equal(got.jac_ang[u, x, :, :n], jac[3:])
+        assert not got.jac_lin[u, x, :, n:].any() and not got.jac_ang[u, x, :, n:].any()
+        assert (got.dof[u, x], got.size[u, x]) == (model.robot_dof_start, n)
+    assert (got.dof[0, 1], got.size[0, 1]) == (0, 3)  # the particle's end
+
 def test_bad_anchors_are_named():
     b = ModelBuilder()
     b.add_particle((0, 0, 0), mass=1.0)
