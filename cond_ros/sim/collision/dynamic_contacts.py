@@ -253,7 +253,7 @@ def _volume_contacts(near, geometry, pos, radius, vel, point_mu, volume_rot, vol
                      joint_multiplier, link_pose, joint_axis_world):
     """The contacts of the (volume, point) pairs ``near`` (with their (sd, normal): :func:`_near_volumes`) that
     pass the exact test, as the columns of :func:`detect_dynamic_contacts`. The pairs' volumes are all a rigid
-    body's (``volume_com`` their bodies' COMs) or all one robot's, whose kinematics the last seven arrays are.
+    body's (``volume_com`` their bodies' COMs) or all one robot's, whose kinematics the last six arrays are.
     The exact test: gap < margin + 2 dt max(0, -(v_point - J_b v_k) . n), with J_b the volume owner's Jacobian
     at the surface point. A kernel: per pair in Python it cost ~10 us (soft_gripper: ~650 pairs a step)."""
     count = near.shape[0]

@@ -19,10 +19,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..jit import kernel, leaf_kernel
+from ..kinematics.articulation import point_jacobian_articulated
 from ..kinematics.rigid import quat_to_matrix_into, rotation_log_into
 from ..linalg import U6
 from ..model import DampingPolicy, Model, PointKind, PotentialType, State, per_model
-from ..kinematics.articulation import point_jacobian_articulated
 from .robots import robot_kinematics
 
 

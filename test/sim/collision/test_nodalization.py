@@ -177,3 +177,21 @@ def test_a_node_pair_list_searches_again_when_nodes_could_have_come_within_reach
         vel = np.array([[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0]]) * 0.3 * skin / dt
     assert check(pos, vel) == 1
     assert pair_list.searches == 2
+
+
+@pytest.mark.parametrize("count", [0, 1, 7, 300])
+def test_kept_forces_are_numpys_stable_sort_and_world_forces(count):
+    """What a solver keeps for the next step's warm start: keys sorted stably (repeated keys keep their
+    order) and R_c^T lambda in that order, bit for bit numpy's argsort(kind="stable") and einsum."""
+    from scipy.spatial.transform import Rotation
+
+    from cond_ros.sim.collision.nodalization import forces_to_world, keyed_world_forces
+
+    rng = np.random.default_rng(count)
+    keys = rng.integers(0, max(1, count // 3), count).astype(np.int64)
+    frame = Rotation.random(count, random_state=1).as_matrix().reshape(count, 3, 3) if count else np.zeros((0, 3, 3))
+    force = rng.normal(0.0, 10.0, (count, 3))
+    order = np.argsort(keys, kind="stable")
+    sorted_keys, world = keyed_world_forces(keys, frame, force)
+    np.testing.assert_array_equal(sorted_keys, keys[order])
+    np.testing.assert_array_equal(world, forces_to_world(frame, force)[order])
