@@ -54,7 +54,8 @@ def _plot(rows: list, path: pathlib.Path, suffix: str) -> None:
     ax.set_yscale("log")
     ax.set_yticks(TICKS, [f"{t:g}x" for t in TICKS])
     ax.minorticks_off()
-    ax.set_ylim(0.1, 12.0)
+    # room above the tallest bar for its label
+    ax.set_ylim(0.1, max(12.0, 1.4 * max(max(r["before"], r["after"]) for r in rows)))
     notes = NOTES.get(suffix, {})
     commits = sorted({(r["before_commit"], r["after_commit"]) for r in rows})
     span = f" ({commits[0][0]} -> {commits[0][1]})" if len(commits) == 1 else ""
