@@ -84,7 +84,8 @@ def _volume_layout(model: Model) -> dict:
 class MovingVolumes:
     """The step's moving volumes, as arrays by volume (shapes first, then each robot's geometries): collider
     type, world pos, world rot, size, bounding radius R, twist (linear velocity of the origin, angular
-    velocity), friction, owner (dof, size, group), robot link or -1."""
+    velocity), friction, owner (dof, size, group), robot link or -1; ``com``: the COM of each rigid body's volume's
+    body (the shapes' rows only)."""
 
     def __init__(self, model: Model, state: State, kinematics: list):
         layout = per_model(model, _volume_layout)
@@ -93,7 +94,7 @@ class MovingVolumes:
         self.count = len(self.ctype)
         self.pos, self.rot = np.empty((self.count, 3)), np.empty((self.count, 3, 3))
         self.twist = np.empty((self.count, 6))
-        self.com = state.body_q[model.shape_body]  # the COM of each rigid body's volume's body
+        self.com = state.body_q[model.shape_body]
         if len(model.shape_body):
             _body_volumes(layout["body"], model.shape_pos, model.shape_rot, state.body_q, state.body_quat,
                           state.body_qd, self.pos, self.rot, self.twist)
