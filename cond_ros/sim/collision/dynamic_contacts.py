@@ -295,8 +295,9 @@ def _volume_contacts(near, geometry, pos, radius, vel, point_mu, volume_rot, vol
         contact_frame(normal, volume_rot[v], frame[p])
         for e in range(2):
             friction[p, e] = max(point_mu[i, e], volume_mu[v, e])
-    return (frame[keep], gap[keep], surface[keep], friction[keep], near[keep, 1], volume_dof[near[keep, 0]],
-            volume_size[near[keep, 0]], jac_b[keep], volume_group[near[keep, 0]], volume_link[near[keep, 0]])
+    volume = near[keep, 0]
+    return (frame[keep], gap[keep], surface[keep], friction[keep], near[keep, 1], volume_dof[volume],
+            volume_size[volume], jac_b[keep], volume_group[volume], volume_link[volume])
 
 
 def detect_dynamic_contacts(model: Model, state: State, kinematics: list, points: dict, dt: float, width: int):
