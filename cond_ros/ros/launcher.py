@@ -4,7 +4,10 @@ Each node of :data:`~cond_ros.ros.launch_config.LAUNCHES` runs as ``python -m MO
 __node:=NAME -p PARAM:=VALUE ...`` (another package's executable, rviz2, as itself), with its output prefixed by
 its name. The launcher stops them all when one of them exits (not a viewer: closing RViz leaves the simulation
 running), after ``duration`` seconds, or on SIGINT (Ctrl-C), SIGTERM or SIGHUP: SIGINT to each
-node (rclpy's clean shutdown), SIGKILL to what is left after :data:`GRACE_S`, so all are gone within 5 s.
+node (rclpy's clean shutdown), SIGTERM to what is left after :data:`GRACE_S` and SIGKILL :data:`KILL_GRACE_S`
+later (ros2 launch's ``sigterm_timeout`` and ``sigkill_timeout``), so all are gone within 10 s. A node of ours
+that is still running at the SIGTERM first prints its threads' Python stacks
+(:func:`~cond_ros.ros.lifetime.dump_stacks_on_request`), so the log says where it was.
 It exits with the first failing node's code (a node killed by signal N counts as 128 + N), else 0 after
 Ctrl-C or ``duration``, and 128 + N after SIGTERM or SIGHUP, as a process killed by that signal would; but 1
 when the simulator never stepped (a ``duration`` spent compiling is not a run). It says which node ended the
@@ -28,12 +31,15 @@ import time
 from ..resources import packaged_file
 from ..stop_signals import StopSignals
 from .launch_config import FIRST_STEP_LOG, LAUNCHES, SHARE_PREFIX, parameter_values
-from .lifetime import PARENT_PID_VARIABLE, keep_discovery_local, parent_death_signal
+from .lifetime import PARENT_PID_VARIABLE, STACKS_SIGNAL, keep_discovery_local, parent_death_signal
 
-# [s] a node gets after SIGINT before it is killed: ros2 launch's sigterm_timeout. A clean stop takes 0.15-0.8 s,
+# [s] a node gets after SIGINT before SIGTERM: ros2 launch's sigterm_timeout. A clean stop takes 0.15-0.8 s,
 # but the demo controller once took over 1.5 s (the grace before) while the sim stopped beside it, and a
 # clean stop reported as a kill (exit 137) fails a run that went well
 GRACE_S = 5.0
+# [s] after the SIGTERM, before SIGKILL: ros2 launch's sigkill_timeout. A clean-clone CI run once killed the demo
+# controller 5 s after SIGINT (when SIGKILL came then), though the run had gone well
+KILL_GRACE_S = 5.0
 POLL_S = 0.05  # [s] between two looks at the nodes (and at a signal that arrived)
 
 
@@ -83,19 +89,37 @@ def _describe(code: int) -> str:
     return f"exit code {code}"
 
 
+def _still_running(processes, grace: float) -> list:
+    """Those of ``processes`` (name, process, ours) that have not ended ``grace`` seconds from now."""
+    deadline = time.monotonic() + grace
+    left = []
+    for entry in processes:
+        try:
+            entry[1].wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            left.append(entry)
+    return left
+
+
 def _stop(processes, out) -> None:
-    """SIGINT to each running node, SIGKILL to those still running :data:`GRACE_S` later (said on ``out``)."""
-    for _, proc in processes:
+    """SIGINT to each running node of ``processes`` (name, process, whether it is one of ours); SIGTERM to those
+    still running :data:`GRACE_S` later, after a dump of their Python stacks for ours (their output); SIGKILL to
+    those still running :data:`KILL_GRACE_S` after that. Each late one is said on ``out``."""
+    for _, proc, _ in processes:
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)
-    deadline = time.monotonic() + GRACE_S
-    for name, proc in processes:
-        try:
-            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            _say(out, f"{name} did not stop within {GRACE_S:g} s of SIGINT; killed")
+    late = _still_running(processes, GRACE_S)
+    for name, proc, ours in late:
+        if ours:
+            _say(out, f"{name} still runs {GRACE_S:g} s after SIGINT; its threads' Python stacks follow; SIGTERM")
+            proc.send_signal(STACKS_SIGNAL)
+        else:
+            _say(out, f"{name} still runs {GRACE_S:g} s after SIGINT; SIGTERM")
+        proc.send_signal(signal.SIGTERM)
+    for name, proc, _ in _still_running(late, KILL_GRACE_S):
+        proc.kill()
+        proc.wait()
+        _say(out, f"{name} did not stop within {GRACE_S + KILL_GRACE_S:g} s of SIGINT; killed")
 
 
 def _exit_code(received, codes) -> int:
@@ -146,7 +170,7 @@ def run_launch(name: str, overrides: dict, *, duration: float | None = None, out
                 time.sleep(POLL_S)
             ended = [(n, p.returncode) for n, p in essential if p.poll() is not None]
         finally:
-            _stop(processes, out)
+            _stop([(n, p, bool(node.module)) for (n, p), node in zip(processes, nodes)], out)
         end_of_output = time.monotonic() + 0.5
         for thread in forwarders:  # the nodes' last lines (their pipes end with them)
             thread.join(timeout=max(0.0, end_of_output - time.monotonic()))

@@ -22,6 +22,7 @@ the launcher (``ros2 launch``, ``ros2 run``, by hand):
 from __future__ import annotations
 
 import ctypes
+import faulthandler
 import os
 import signal
 import sys
@@ -29,6 +30,8 @@ import threading
 import time
 
 PARENT_PID_VARIABLE = "COND_ROS_PARENT_PID"
+#: a node prints its threads' Python stacks on this signal (:func:`dump_stacks_on_request`)
+STACKS_SIGNAL = signal.SIGUSR1
 POLL_S = 0.1  # [s] between two looks at the parent pid
 EXIT_GRACE_S = 1.5  # [s] from seeing the parent gone to the forced end: with POLL_S, gone within 2 s
 _PR_SET_PDEATHSIG = 1
@@ -110,6 +113,15 @@ def _watch(parent: int) -> None:
     os.kill(os.getpid(), signal.SIGINT)
     time.sleep(EXIT_GRACE_S)
     os._exit(1)
+
+
+def dump_stacks_on_request() -> None:
+    """Print every thread's Python stack to stderr on :data:`STACKS_SIGNAL`, from the signal itself: also while
+    the main thread is inside C code (a numba compile, an LLVM call) that keeps Python's own handlers from
+    running. The launcher asks a node that has not stopped within its grace after SIGINT, so its log says
+    where the node was before it is made to stop (a clean-clone CI run once killed the demo controller 5 s
+    after SIGINT, with nothing to say why)."""
+    faulthandler.register(STACKS_SIGNAL, file=sys.stderr, all_threads=True)
 
 
 def ignore_stop_signals() -> None:

@@ -15,8 +15,8 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.impl.implementation_singleton import rclpy_implementation
 
 from ..cosim import ConfigError
-from .lifetime import (clean_stale_shared_memory, ignore_stop_signals, is_stop, keep_discovery_local, note_interrupts,
-                       watch_parent)
+from .lifetime import (clean_stale_shared_memory, dump_stacks_on_request, ignore_stop_signals, is_stop,
+                       keep_discovery_local, note_interrupts, watch_parent)
 
 RCLError = rclpy_implementation.RCLError
 SECURITY_HINT = ("; ROS_SECURITY_ENABLE is true, and the Fast DDS of the PyPI wheels has no security plugins: "
@@ -37,6 +37,7 @@ def run_node(make_node, name: str, args=None, spin=None) -> int:
     Started by ``cond-ros launch``, the process also ends when the launcher does
     (:func:`~cond_ros.ros.lifetime.watch_parent`)."""
     watch_parent(name)  # before rclpy.init: building the node can take a minute of numba compilation
+    dump_stacks_on_request()
     note_interrupts()  # before rclpy.init, whose SIGINT handler chains to this one
     node = None
     keep_discovery_local()

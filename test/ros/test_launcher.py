@@ -5,6 +5,7 @@ whatever still carries it, whatever happens.
 
 The first three tests need no ROS: they check :mod:`cond_ros.ros.lifetime` on plain Python children."""
 import contextlib
+import io
 import os
 import signal
 import subprocess
@@ -88,6 +89,65 @@ def test_parent_watch_ends_a_busy_child():
     assert not left, f"still running {waited:.1f} s after the parent's SIGKILL: {left}"
     print(f"child gone {waited:.2f} s after its parent's SIGKILL")
     assert waited > lifetime.EXIT_GRACE_S - 0.2, "ended before the grace: by the kernel's signal, not the watch"
+
+
+# Children for the launcher's stop: each prints "ready" once its handlers are set, then waits in a named function.
+# One that SIGINT stops; one of ours that ignores SIGINT and SIGTERM (a node deep in a compile) and prints its
+# stacks when asked; another program's (rviz2) that ignores SIGINT only, and which the stack request would kill.
+STOPPING_CHILDREN = {
+    "obedient": "import time\nprint('ready', flush=True)\ntime.sleep(600)",
+    "ours_stuck": textwrap.dedent("""
+        import signal, time
+        from cond_ros.ros import lifetime
+        lifetime.dump_stacks_on_request()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        def waiting_in_a_long_call():
+            print('ready', flush=True)
+            time.sleep(600)
+        waiting_in_a_long_call()
+    """),
+    "foreign_slow": "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nprint('ready', flush=True)\n"
+                    "time.sleep(600)",
+}
+
+
+def test_stop_escalates_and_asks_our_late_nodes_for_their_stacks(tmp_path, monkeypatch):
+    """The launcher's stop: SIGINT, then SIGTERM to the late ones (after asking ours for their Python stacks,
+    which land in their output), then SIGKILL; each late one is named. Another program's node gets no stack
+    request, whose default action would end it by SIGUSR1 rather than SIGTERM."""
+    from cond_ros.ros import launcher
+    monkeypatch.setattr(launcher, "GRACE_S", 1.0)
+    monkeypatch.setattr(launcher, "KILL_GRACE_S", 1.0)
+    children = []
+    try:
+        for name, code in STOPPING_CHILDREN.items():
+            errors = open(tmp_path / f"{name}.err", "wb")
+            children.append((name, subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                                                    stderr=errors, start_new_session=True), name != "foreign_slow"))
+            errors.close()
+        for name, proc, _ in children:
+            assert proc.stdout.readline().strip() == b"ready", (tmp_path / f"{name}.err").read_text()
+        out = io.StringIO()
+        started = time.monotonic()
+        launcher._stop(children, out)
+        took = time.monotonic() - started
+    finally:
+        for _, proc, _ in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            proc.stdout.close()
+    codes = {name: proc.returncode for name, proc, _ in children}
+    assert codes == {"obedient": -signal.SIGINT, "ours_stuck": -signal.SIGKILL, "foreign_slow": -signal.SIGTERM}, codes
+    said = out.getvalue()
+    assert "[launch] ours_stuck still runs 1 s after SIGINT; its threads' Python stacks follow; SIGTERM" in said, said
+    assert "[launch] foreign_slow still runs 1 s after SIGINT; SIGTERM" in said, said
+    assert "[launch] ours_stuck did not stop within 2 s of SIGINT; killed" in said, said
+    assert "obedient" not in said and "foreign_slow did not stop" not in said, said
+    stacks = (tmp_path / "ours_stuck.err").read_text()
+    assert "waiting_in_a_long_call" in stacks and "Current thread" in stacks, stacks
+    assert 1.9 < took < 4.0, took
 
 
 class _Context:
