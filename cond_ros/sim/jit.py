@@ -26,7 +26,13 @@ Measured before that, once the parallel twin had been cached first, the "serial"
 otherwise leaves its workers spinning after every parallel region, and on a
 loaded 2-core machine the serial V-FPI loop that follows ran 100x slower
 (480 ms instead of 3 ms for 30 iterations on 972 DOF). It must be set before
-libgomp starts, hence here, before numba is imported.
+libgomp starts, hence here, before numba is imported. The price is a wake-up of
+the sleeping worker at each parallel region (~50 us: soft_gripper's A x took
+120 us on two threads and 140 on one, 70 with a spinning worker). A
+``GOMP_SPINCOUNT`` in the environment overrides the policy (libgomp): soft_gripper
+ran at 0.45x real time with ``GOMP_SPINCOUNT=3000`` and 0.36x without on an idle
+machine, but at 0.21x against 0.31x beside a process that kept one core busy
+(``benchmarks/omp_wait.py``, 2026-11-28); the default stays passive.
 """
 import hashlib
 import os

@@ -1,0 +1,96 @@
+"""How numba's OpenMP workers wait between parallel regions, measured: the default against spinning.
+
+    python benchmarks/omp_wait.py [--bench soft_gripper] [--spin 3000] [--repeats 3] [--busy] [-- ARGS]
+
+cond_ros sets ``OMP_WAIT_POLICY=PASSIVE`` (``cond_ros/sim/jit.py``): a worker sleeps as soon as a parallel region
+ends, and the next region waits for it to wake up. A ``GOMP_SPINCOUNT`` in the environment overrides that:
+the worker spins that many rounds first. V-FPI on a large FEM scene runs one parallel A x per iteration with
+serial work between them, so the wake-ups add up there; and a spinning worker takes a core that another
+process may need. This runs ``cond-ros bench BENCH --json ARGS`` with the default and with each
+``GOMP_SPINCOUNT`` of ``--spin``, alternating, ``--repeats`` times, each in a fresh process; with ``--busy``, each
+also beside a second process that keeps one core busy (in its own process group, ended with the run). The
+waiting changes no arithmetic: the deterministic fields (iterations, penetration, forces) must agree in every
+run, and a difference is reported. Writes every run and the medians to ``results/omp_wait_<NAME>.json`` (NAME
+defaults to BENCH) and prints a table.
+"""
+import argparse
+import contextlib
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+
+from ab_commits import RESULTS, ROOT, TIMING_WORDS, _numbers
+
+BUSY = "while True:\n    pass"
+
+
+@contextlib.contextmanager
+def _busy_core(on: bool):
+    """A second process spinning on one core while the block runs (nothing when ``on`` is False)."""
+    if not on:
+        yield
+        return
+    proc = subprocess.Popen([sys.executable, "-c", BUSY], start_new_session=True)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def _bench(bench: str, extra: list, env: dict) -> dict:
+    cmd = [sys.executable, "-m", "cond_ros.cli", "bench", bench, "--json", *extra]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
+    if proc.returncode != 0:
+        sys.exit(f"omp_wait: {' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+    return _numbers(json.loads(proc.stdout))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bench", default="soft_gripper")
+    parser.add_argument("--spin", type=int, nargs="+", default=[3000], help="GOMP_SPINCOUNT values to compare")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--busy", action="store_true", help="also run each beside a process that keeps a core busy")
+    parser.add_argument("--name", default=None)
+    argv = sys.argv[1:]  # what follows "--" goes to cond-ros bench as it is
+    extra = argv[argv.index("--") + 1:] if "--" in argv else []
+    args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    base = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+    waits = {"passive": base, **{f"spin {n}": {**base, "GOMP_SPINCOUNT": str(n)} for n in args.spin}}
+    loads = ["idle", "busy"] if args.busy else ["idle"]
+    runs = {f"{w}, {load}": [] for load in loads for w in waits}
+    for round_ in range(args.repeats):
+        for load in loads:
+            for wait, env in waits.items():
+                with _busy_core(load == "busy"):
+                    result = _bench(args.bench, extra, env)
+                runs[f"{wait}, {load}"].append(result)
+                print(f"round {round_ + 1}/{args.repeats} {wait}, {load}: "
+                      + ", ".join(f"{k} {v:.4g}" for k, v in result.items() if any(w in k for w in TIMING_WORDS)),
+                      flush=True)
+    keys = sorted(set.intersection(*(set(r[0]) for r in runs.values())))
+    timing = [k for k in keys if any(w in k for w in TIMING_WORDS)]
+    deterministic = [k for k in keys if k not in timing]
+    medians = {label: {k: statistics.median(r[k] for r in rs) for k in keys} for label, rs in runs.items()}
+    differ = {k: sorted({r[k] for rs in runs.values() for r in rs}) for k in deterministic
+              if len({r[k] for rs in runs.values() for r in rs}) > 1}
+    summary = {"bench": args.bench, "args": extra, "repeats": args.repeats, "cpus": os.cpu_count(),
+               "medians": medians, "deterministic_fields_that_differ": differ, "runs": runs}
+    RESULTS.mkdir(exist_ok=True)
+    out = RESULTS / f"omp_wait_{args.name or args.bench}.json"
+    out.write_text(json.dumps(summary, indent=1) + "\n")
+    shown = [k for k in ("realtime_factor", "solver_ms", "dynamics_ms", "collision_ms") if k in timing]
+    print(f"{'waiting, load':24s}" + "".join(f"{k:>18s}" for k in shown))
+    for label, m in medians.items():
+        print(f"{label:24s}" + "".join(f"{m[k]:18.4g}" for k in shown))
+    print("deterministic fields: " + ("all equal in every run" if not differ else f"DIFFER: {differ}"))
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
