@@ -110,7 +110,7 @@ def _stop(processes, out) -> None:
             proc.send_signal(signal.SIGINT)
     late = _still_running(processes, GRACE_S)
     for name, proc, ours in late:
-        if ours:
+        if ours and STACKS_SIGNAL is not None:
             _say(out, f"{name} still runs {GRACE_S:g} s after SIGINT; its threads' Python stacks follow; SIGTERM")
             proc.send_signal(STACKS_SIGNAL)
         else:

@@ -30,8 +30,8 @@ import threading
 import time
 
 PARENT_PID_VARIABLE = "COND_ROS_PARENT_PID"
-#: a node prints its threads' Python stacks on this signal (:func:`dump_stacks_on_request`)
-STACKS_SIGNAL = signal.SIGUSR1
+#: a node prints its threads' Python stacks on this signal (:func:`dump_stacks_on_request`); None where there is none
+STACKS_SIGNAL = getattr(signal, "SIGUSR1", None)
 POLL_S = 0.1  # [s] between two looks at the parent pid
 EXIT_GRACE_S = 1.5  # [s] from seeing the parent gone to the forced end: with POLL_S, gone within 2 s
 _PR_SET_PDEATHSIG = 1
@@ -115,13 +115,20 @@ def _watch(parent: int) -> None:
     os._exit(1)
 
 
-def dump_stacks_on_request() -> None:
+def dump_stacks_on_request() -> bool:
     """Print every thread's Python stack to stderr on :data:`STACKS_SIGNAL`, from the signal itself: also while
     the main thread is inside C code (a numba compile, an LLVM call) that keeps Python's own handlers from
     running. The launcher asks a node that has not stopped within its grace after SIGINT, so its log says
     where the node was before it is made to stop (a clean-clone CI run once killed the demo controller 5 s
-    after SIGINT, with nothing to say why)."""
-    faulthandler.register(STACKS_SIGNAL, file=sys.stderr, all_threads=True)
+    after SIGINT, with nothing to say why). False where it cannot: no such signal, or no standard error with a
+    file descriptor (a node run inside another program); the node runs as before then."""
+    if STACKS_SIGNAL is None:
+        return False
+    try:
+        faulthandler.register(STACKS_SIGNAL, file=sys.__stderr__ or sys.stderr, all_threads=True)
+    except (AttributeError, ValueError, RuntimeError, OSError):  # io.UnsupportedOperation: no fileno()
+        return False
+    return True
 
 
 def ignore_stop_signals() -> None:

@@ -150,6 +150,14 @@ def test_stop_escalates_and_asks_our_late_nodes_for_their_stacks(tmp_path, monke
     assert 1.9 < took < 4.0, took
 
 
+def test_no_stack_dumps_without_a_standard_error_file(monkeypatch):
+    """A node run inside a program whose standard error has no file descriptor runs on without the stack dump
+    (faulthandler would raise io.UnsupportedOperation)."""
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    monkeypatch.setattr(sys, "__stderr__", None)
+    assert lifetime.dump_stacks_on_request() is False
+
+
 class _Context:
     def __init__(self, ok):
         self._ok = ok
