@@ -27,7 +27,13 @@ setup(
                       # tetrahedral meshes (.msh, .vtk, .vtu); rosbag2 without ROS; compare plots
                       "meshio>=5.3", "rosbags>=0.10", "matplotlib>=3.7",
                       # sparse LDL^T (Apache-2.0) for the Delassus operator of the impulse-space baselines
-                      "qdldl>=0.1.7"],
+                      "qdldl>=0.1.7",
+                      # numba's TBB threading layer, which numba picks where it is installed: its workers yield
+                      # while they wait and then sleep, so the FEM scenes' parallel A x neither pays libgomp's
+                      # wake-ups nor spins against your controller (benchmarks/thread_waiting.py). Wheels for x86-64
+                      # only; elsewhere numba runs on OpenMP. The PyPI binaries are under the Intel Simplified
+                      # Software License (permissive; oneTBB's source is Apache-2.0)
+                      "tbb>=2021.6; platform_machine == 'x86_64' or platform_machine == 'AMD64'"],
     extras_require={
         # ROS 2 Kilted client libraries as PyPI wheels; leave them out where ROS 2 comes from apt.
         "ros": ["ros-rclpy", "ros-rmw-fastrtps-cpp", "ros-std-msgs", "ros-std-srvs", "ros-sensor-msgs",

@@ -1,10 +1,12 @@
 """Issue 30's chart: each scene's real-time factor before and after, beside its target.
 
-    python benchmarks/realtime_chart.py [--suffix issue30]
+    python benchmarks/realtime_chart.py [--suffix issue30 | --threading]
 
 Reads the interleaved runs of ``ab_commits.py`` (``results/ab_<scene>_<suffix>.json``, medians of their
-runs; run them first), prints the table and writes ``results/realtime.png`` and ``results/realtime.json``.
-A scene without its file is left out and named.
+runs; run them first), or with ``--threading`` those of ``thread_waiting.py --tbb`` (``results/
+thread_waiting_<scene>.json``: the same code on numba's OpenMP layer, asleep, against TBB, on an idle machine),
+prints the table and writes ``results/realtime.png`` and ``results/realtime.json``. A scene without its file
+is left out and named.
 """
 import argparse
 import json
@@ -20,17 +22,30 @@ NOTES = {"issue30": {"panda_pick": "before: dt 10 ms,\nbox slid 4.7 mm"}}
 TICKS = [0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
 
 
-def _rows(suffix: str) -> tuple[list, list]:
+#: thread_waiting.py's runs the --threading chart compares (before, after), and how the chart names them
+THREADING = (("omp asleep, idle", "OpenMP"), ("tbb, idle", "TBB"))
+
+
+def _rows(suffix: str, threading: bool = False) -> tuple[list, list]:
     rows, missing = [], []
     for scene, target in TARGETS.items():
-        path = RESULTS / f"ab_{scene}_{suffix}.json"
+        path = RESULTS / (f"thread_waiting_{scene}.json" if threading else f"ab_{scene}_{suffix}.json")
         if not path.exists():
             missing.append(path.name)
             continue
         run = json.loads(path.read_text())
         medians = run["medians"]
-        rows.append({"scene": scene, "before_commit": run["before"], "after_commit": run["after"],
-                     "before": medians["before"]["realtime_factor"], "after": medians["after"]["realtime_factor"],
+        if threading:
+            (before, before_name), (after, after_name) = THREADING
+            if before not in medians or after not in medians:
+                missing.append(f"{path.name} (no '{before}' or '{after}' runs: thread_waiting.py --tbb)")
+                continue
+            before, after = medians[before], medians[after]
+        else:
+            before_name, after_name = run["before"], run["after"]
+            before, after = medians["before"], medians["after"]
+        rows.append({"scene": scene, "before_commit": before_name, "after_commit": after_name,
+                     "before": before["realtime_factor"], "after": after["realtime_factor"],
                      "target": target, "repeats": run["repeats"],
                      "identical_outputs": not run["deterministic_fields_that_differ"]})
     return rows, missing
@@ -74,19 +89,21 @@ def _plot(rows: list, path: pathlib.Path, suffix: str) -> None:
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suffix", default="issue30", help="the ab_commits.py --name suffix")
+    parser.add_argument("--threading", action="store_true",
+                        help="chart thread_waiting.py --tbb's runs (OpenMP asleep against TBB) instead")
     args = parser.parse_args()
-    rows, missing = _rows(args.suffix)
+    rows, missing = _rows(args.suffix, args.threading)
     if missing:
         print("realtime_chart: left out (no file): " + ", ".join(missing), file=sys.stderr)
     if not rows:
-        sys.exit("realtime_chart: no results to chart; run benchmarks/ab_commits.py --name <scene>_"
-                 f"{args.suffix} first")
+        sys.exit("realtime_chart: no results to chart; run " + ("benchmarks/thread_waiting.py --tbb --bench <scene>"
+                 if args.threading else f"benchmarks/ab_commits.py --name <scene>_{args.suffix}") + " first")
     print(f"{'scene':14s} {'before':>8s} {'after':>8s} {'target':>7s}  met")
     for r in rows:
         print(f"{r['scene']:14s} {r['before']:8.3f} {r['after']:8.3f} {r['target']:7.2f}  "
               f"{'yes' if r['after'] >= r['target'] else 'no'}")
     (RESULTS / "realtime.json").write_text(json.dumps(rows, indent=1) + "\n")
-    _plot(rows, RESULTS / "realtime.png", args.suffix)
+    _plot(rows, RESULTS / "realtime.png", None if args.threading else args.suffix)
     print(f"wrote {RESULTS / 'realtime.png'} and realtime.json")
 
 

@@ -9,10 +9,13 @@ kernel reads a mutable module global (the on-disk cache would freeze it).
 """
 import ast
 import importlib
+import importlib.metadata
 import io
+import os
 import pathlib
 import pkgutil
 import re
+import sys
 import tokenize
 import types
 
@@ -24,6 +27,7 @@ from numba.core.dispatcher import Dispatcher
 
 import cond_ros
 from cond_ros.sim import jit
+from process_group import run_in_group
 
 PACKAGE_ROOT = pathlib.Path(cond_ros.__file__).resolve().parent
 JIT_FILE = PACKAGE_ROOT / "sim" / "jit.py"
@@ -395,6 +399,48 @@ def test_parallel_twin_is_cached_apart_and_computes_the_same():
     serial.py_func(x, a)
     parallel.py_func(x, b)
     assert np.array_equal(a, b) and np.array_equal(a, 2.0 * x)
+
+
+# Ten steps of soft_ball in a fresh process: its FEM assembly and coarse operator run parallel kernels (A x only
+# from 8000 rows, which soft_ball does not reach); prints the threading layer numba used and a digest of the state.
+LAYER_RUN = """
+import hashlib
+import numba
+from cond_ros.scenes import edited_scene
+scene = edited_scene("soft_ball")
+sim = scene.simulator
+scene.warm_up()
+for _ in range(10):
+    sim.step(scene.control(sim.state.time))
+state = b"".join(getattr(sim.state, f).tobytes() for f in ("particle_q", "particle_qd", "body_q", "body_qd"))
+print("layer", numba.threading_layer(), hashlib.sha256(state).hexdigest())
+"""
+
+
+def _threading_layers() -> list:
+    """numba's layers that can run here: OpenMP and its own workqueue always; TBB where the tbb package is
+    installed (a dependency on x86-64; a library, no Python module)."""
+    try:
+        importlib.metadata.version("tbb")
+        return ["omp", "workqueue", "tbb"]
+    except importlib.metadata.PackageNotFoundError:
+        return ["omp", "workqueue"]
+
+
+def test_every_threading_layer_gives_the_same_bits():
+    """The parallel kernels write disjoint rows and sum in the serial order, so the threading layer (which
+    threads run which chunks, how they wait) cannot change a bit: ten FEM steps on each layer, each in its own
+    process, give the same state. Each process must also report the layer it was asked for (numba would fall
+    back to another one silently)."""
+    digests = {}
+    for layer in _threading_layers():
+        code, out, _ = run_in_group([sys.executable, "-c", LAYER_RUN], timeout=600,
+                                    env={**os.environ, "NUMBA_THREADING_LAYER": layer})
+        assert code == 0, out
+        line = [text for text in out.splitlines() if text.startswith("layer ")][-1].split()
+        assert line[1] == layer, out
+        digests[layer] = line[2]
+    assert len(set(digests.values())) == 1, digests
 
 
 CALLEE = "from .jit import kernel\n\n\n@kernel\ndef value():\n    return {}\n"

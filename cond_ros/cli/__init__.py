@@ -44,6 +44,16 @@ ROS_BENCHMARKS = ("ros_panda_cable",)  # need the ros extra; run by cond_ros.ros
 ROS_BENCH_DEFAULT_DURATION_S = 60.0  # simulated seconds (about 70 s at 320 segments here)
 
 
+def _threading_layer() -> str | None:
+    """The threading layer (tbb, omp, workqueue) numba's parallel kernels ran on in this process; None where none
+    ran."""
+    import numba
+    try:
+        return numba.threading_layer()
+    except ValueError:  # "Threading layer is not initialized."
+        return None
+
+
 def _cmd_bench(args) -> int:
     from ..tools import BENCHMARKS
     if _unknown("bench", "benchmark", args.name, list(BENCHMARKS) + list(ROS_BENCHMARKS)):
@@ -79,6 +89,9 @@ def _cmd_bench(args) -> int:
         except ModelError as exc:
             print(f"cond-ros bench: {exc}", file=sys.stderr)
             return 2
+    layer = _threading_layer()
+    if layer is not None and isinstance(result, dict):  # the numbers of the FEM scenes depend on it
+        result.setdefault("threading_layer", layer)
     text = json.dumps(result, indent=None if args.json else 2)
     if args.out:
         with open(args.out, "w") as fh:

@@ -22,17 +22,20 @@ Measured before that, once the parallel twin had been cached first, the "serial"
 200-row matrix cost 50 us a call instead of 4 (a thread hand-off per call), and panda_pick's V-FPI
 89 us an iteration instead of 3.
 
-``OMP_WAIT_POLICY=PASSIVE`` (unless the user set it): numba's OpenMP layer
+Threading layer: numba's TBB where the ``tbb`` package is installed (a dependency on x86-64; numba picks it
+first), else OpenMP. TBB's workers yield while they wait for the next parallel region, then sleep: soft_gripper
+ran at 0.53x real time on TBB, 0.33x on OpenMP asleep and 0.47x on OpenMP spinning on an idle machine, and at
+0.33x, 0.32x and 0.21x beside a process that kept one core busy (``benchmarks/thread_waiting.py``, 2026-11-28).
+
+For OpenMP, ``OMP_WAIT_POLICY=PASSIVE`` (unless the user set it): numba's OpenMP layer
 otherwise leaves its workers spinning after every parallel region, and on a
 loaded 2-core machine the serial V-FPI loop that follows ran 100x slower
 (480 ms instead of 3 ms for 30 iterations on 972 DOF). It must be set before
 libgomp starts, hence here, before numba is imported. The price is a wake-up of
 the sleeping worker at each parallel region (~50 us: soft_gripper's A x took
-120 us on two threads and 140 on one, 70 with a spinning worker). A
-``GOMP_SPINCOUNT`` in the environment overrides the policy (libgomp): soft_gripper
-ran at 0.45x real time with ``GOMP_SPINCOUNT=3000`` and 0.36x without on an idle
-machine, but at 0.21x against 0.31x beside a process that kept one core busy
-(``benchmarks/omp_wait.py``, 2026-11-28); the default stays passive.
+120 us on two threads and 140 on one, 70 with a spinning worker, 70-95 on TBB). A
+``GOMP_SPINCOUNT`` in the environment overrides the policy (libgomp); spinning
+costs a third where another process keeps a core busy (numbers above).
 """
 import hashlib
 import os

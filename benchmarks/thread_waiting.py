@@ -1,20 +1,24 @@
-"""How numba's OpenMP workers wait between parallel regions, measured: the default against spinning.
+"""How numba's worker threads wait between parallel regions, measured: OpenMP asleep, OpenMP spinning, and TBB.
 
-    python benchmarks/omp_wait.py [--bench soft_gripper] [--spin 3000] [--repeats 3] [--busy] [-- ARGS]
+    python benchmarks/thread_waiting.py [--bench soft_gripper] [--spin 3000] [--tbb] [--repeats 3] [--busy]
+                                        [-- ARGS]
 
-cond_ros sets ``OMP_WAIT_POLICY=PASSIVE`` (``cond_ros/sim/jit.py``): a worker sleeps as soon as a parallel region
-ends, and the next region waits for it to wake up. A ``GOMP_SPINCOUNT`` in the environment overrides that:
-the worker spins that many rounds first. V-FPI on a large FEM scene runs one parallel A x per iteration with
-serial work between them, so the wake-ups add up there; and a spinning worker takes a core that another
-process may need. This runs ``cond-ros bench BENCH --json ARGS`` with the default and with each
-``GOMP_SPINCOUNT`` of ``--spin``, alternating, ``--repeats`` times, each in a fresh process; with ``--busy``, each
-also beside a second process that keeps one core busy (in its own process group, ended with the run). The
-waiting changes no arithmetic: the deterministic fields (iterations, penetration, forces) must agree in every
-run, and a difference is reported. Writes every run and the medians to ``results/omp_wait_<NAME>.json`` (NAME
+numba runs the ``prange`` kernels on a threading layer. With OpenMP (libgomp), cond_ros sets
+``OMP_WAIT_POLICY=PASSIVE`` (``cond_ros/sim/jit.py``): a worker sleeps as soon as a parallel region ends, and the
+next region waits for it to wake up. A ``GOMP_SPINCOUNT`` in the environment overrides that: the worker spins
+that many rounds first, and a spinning worker takes a core that another process may need. TBB's workers spin
+while yielding, then sleep. V-FPI on a large FEM scene runs one parallel A x per iteration with serial work
+between them, so the wake-ups add up there. This runs ``cond-ros bench BENCH --json ARGS`` on OpenMP asleep, on
+OpenMP with each ``GOMP_SPINCOUNT`` of ``--spin`` and, with ``--tbb``, on TBB (``NUMBA_THREADING_LAYER``; the
+``tbb`` extra), alternating, ``--repeats`` times, each in a fresh process; with ``--busy``, each also beside a
+second process that keeps one core busy (in its own process group, ended with the run). The layer changes no
+arithmetic: the deterministic fields (iterations, penetration, forces) must agree in every run, and a
+difference is reported. Writes every run and the medians to ``results/thread_waiting_<NAME>.json`` (NAME
 defaults to BENCH) and prints a table.
 """
 import argparse
 import contextlib
+import importlib.metadata
 import json
 import os
 import signal
@@ -46,22 +50,32 @@ def _bench(bench: str, extra: list, env: dict) -> dict:
     cmd = [sys.executable, "-m", "cond_ros.cli", "bench", bench, "--json", *extra]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
     if proc.returncode != 0:
-        sys.exit(f"omp_wait: {' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+        sys.exit(f"thread_waiting: {' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
     return _numbers(json.loads(proc.stdout))
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bench", default="soft_gripper")
-    parser.add_argument("--spin", type=int, nargs="+", default=[3000], help="GOMP_SPINCOUNT values to compare")
+    parser.add_argument("--spin", type=int, nargs="*", default=[3000],
+                        help="GOMP_SPINCOUNT values to compare (none: --spin alone)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--tbb", action="store_true", help="also run on numba's TBB layer (the tbb extra)")
     parser.add_argument("--busy", action="store_true", help="also run each beside a process that keeps a core busy")
     parser.add_argument("--name", default=None)
     argv = sys.argv[1:]  # what follows "--" goes to cond-ros bench as it is
     extra = argv[argv.index("--") + 1:] if "--" in argv else []
     args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
-    base = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
-    waits = {"passive": base, **{f"spin {n}": {**base, "GOMP_SPINCOUNT": str(n)} for n in args.spin}}
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY", "NUMBA_THREADING_LAYER")}
+    omp = {**base, "NUMBA_THREADING_LAYER": "omp"}
+    waits = {"omp asleep": omp, **{f"omp spin {n}": {**omp, "GOMP_SPINCOUNT": str(n)} for n in args.spin}}
+    if args.tbb:
+        try:  # a library, no Python module
+            importlib.metadata.version("tbb")
+        except importlib.metadata.PackageNotFoundError:
+            sys.exit("thread_waiting: --tbb needs the tbb package: pip install -e '.[tbb]'")
+        waits["tbb"] = {**base, "NUMBA_THREADING_LAYER": "tbb"}
     loads = ["idle", "busy"] if args.busy else ["idle"]
     runs = {f"{w}, {load}": [] for load in loads for w in waits}
     for round_ in range(args.repeats):
@@ -82,7 +96,7 @@ def main():
     summary = {"bench": args.bench, "args": extra, "repeats": args.repeats, "cpus": os.cpu_count(),
                "medians": medians, "deterministic_fields_that_differ": differ, "runs": runs}
     RESULTS.mkdir(exist_ok=True)
-    out = RESULTS / f"omp_wait_{args.name or args.bench}.json"
+    out = RESULTS / f"thread_waiting_{args.name or args.bench}.json"
     out.write_text(json.dumps(summary, indent=1) + "\n")
     shown = [k for k in ("realtime_factor", "solver_ms", "dynamics_ms", "collision_ms") if k in timing]
     print(f"{'waiting, load':24s}" + "".join(f"{k:>18s}" for k in shown))
