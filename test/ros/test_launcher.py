@@ -3,7 +3,8 @@ launcher's nodes stop on their own (the issue: SIGTERM, then SIGKILL a second la
 stepping under init). Every process a test starts carries a token in its environment; a test ends
 whatever still carries it, whatever happens.
 
-The first three tests need no ROS: they check :mod:`cond_ros.ros.lifetime` on plain Python children."""
+The tests before the launches need no ROS: they check :mod:`cond_ros.ros.lifetime` and the launcher's stop on plain
+Python children."""
 import contextlib
 import io
 import os
