@@ -11,7 +11,11 @@ own) is matched by one rule below, in README order:
 - ``excused``: with the reason (a ROS 2 distribution, the user's own bags, a synopsis, the install CI runs).
 
 A README command that no rule matches fails the test: a new example is run or excused, never left to drift.
-The compare example's tables in the README must be the report's, digit for digit.
+The compare example's tables in the README must be the report's, each number within 6 % or one unit of its
+last digit: the same commit's report moves by up to ~5 % between machines (fbebde8: fz RMSE 6.841 N, tz bias
+-0.002996 N m on the machines of 2026-11-27/28; 6.842 and -0.003117 on an AVX-512 EPYC with numpy 2.4.6, whose
+report the README now shows), because the frictional slide amplifies the last bits of sums that other CPUs and
+library builds round differently; text cells and the tables' shapes must agree exactly.
 """
 import dataclasses
 import os
@@ -125,6 +129,33 @@ def _table(text: str, header: str) -> list:
     return lines[:next(k for k, line in enumerate(lines) if not line.startswith("|"))]
 
 
+CELL_DRIFT = 0.06  # relative: the reports of one commit on two machines (module docstring)
+
+
+def _cells_differ(ours: str, theirs: str) -> bool:
+    """Whether two table cells differ by more than CELL_DRIFT and one unit of the last digit either shows (text:
+    at all)."""
+    try:
+        a, b = float(ours), float(theirs)
+    except ValueError:
+        return ours != theirs
+    unit = max(10.0 ** -(len(text.split(".")[1]) if "." in text else 0) for text in (ours, theirs))
+    # 1.5 units: two roundings of numbers one unit apart
+    return abs(a - b) > max(1.5 * unit, CELL_DRIFT * max(abs(a), abs(b)))
+
+
+def _stale_rows(readme: list, report: list) -> list:
+    """The rows of a README table that are not the report's (:func:`_cells_differ`), or all when the shapes differ."""
+    if len(readme) != len(report):
+        return readme
+    stale = []
+    for mine, theirs in zip(readme, report):
+        ours, their = mine.split("|"), theirs.split("|")
+        if len(ours) != len(their) or any(_cells_differ(a.strip(), b.strip()) for a, b in zip(ours, their)):
+            stale.append(f"{mine}  (report: {theirs})")
+    return stale
+
+
 def test_the_readme_commands_run_as_written(tmp_path):
     has_rclpy = True
     try:
@@ -159,4 +190,5 @@ def test_the_readme_commands_run_as_written(tmp_path):
     assert ran >= (9 if has_rclpy else 5)
     readme, report = README.read_text(), (tmp_path / "report" / "report.md").read_text()
     for header in ("| axis | unit | RMSE", "| window [s after the first sample]"):
-        assert _table(readme, header) == _table(report, header), f"the README's compare table {header!r} is stale"
+        stale = _stale_rows(_table(readme, header), _table(report, header))
+        assert not stale, f"the README's compare table {header!r} is stale:\n" + "\n".join(stale)
