@@ -10,11 +10,11 @@ that many rounds first, and a spinning worker takes a core that another process 
 while yielding, then sleep. V-FPI on a large FEM scene runs one parallel A x per iteration with serial work
 between them, so the wake-ups add up there. This runs ``cond-ros bench BENCH --json ARGS`` on OpenMP asleep, on
 OpenMP with each ``GOMP_SPINCOUNT`` of ``--spin`` and, with ``--tbb``, on TBB (``NUMBA_THREADING_LAYER``; the
-``tbb`` extra), alternating, ``--repeats`` times, each in a fresh process; with ``--busy``, each also beside a
-second process that keeps one core busy (in its own process group, ended with the run). The layer changes no
-arithmetic: the deterministic fields (iterations, penetration, forces) must agree in every run, and a
-difference is reported. Writes every run and the medians to ``results/thread_waiting_<NAME>.json`` (NAME
-defaults to BENCH) and prints a table.
+``tbb`` package, a dependency on x86-64), alternating, ``--repeats`` times, each in a fresh process; with
+``--busy``, each also beside a second process that keeps one core busy (in its own process group, ended with
+the run). The layer changes no arithmetic: the deterministic fields (iterations, penetration, forces) must
+agree in every run, and a difference is reported. Writes every run and the medians to
+``results/thread_waiting_<NAME>.json`` (NAME defaults to BENCH) and prints a table.
 """
 import argparse
 import contextlib
@@ -60,7 +60,7 @@ def main():
     parser.add_argument("--spin", type=int, nargs="*", default=[3000],
                         help="GOMP_SPINCOUNT values to compare (none: --spin alone)")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--tbb", action="store_true", help="also run on numba's TBB layer (the tbb extra)")
+    parser.add_argument("--tbb", action="store_true", help="also run on numba's TBB layer (the tbb package)")
     parser.add_argument("--busy", action="store_true", help="also run each beside a process that keeps a core busy")
     parser.add_argument("--name", default=None)
     argv = sys.argv[1:]  # what follows "--" goes to cond-ros bench as it is
@@ -74,7 +74,7 @@ def main():
         try:  # a library, no Python module
             importlib.metadata.version("tbb")
         except importlib.metadata.PackageNotFoundError:
-            sys.exit("thread_waiting: --tbb needs the tbb package: pip install -e '.[tbb]'")
+            sys.exit("thread_waiting: --tbb needs the tbb package (x86-64 only): pip install tbb")
         waits["tbb"] = {**base, "NUMBA_THREADING_LAYER": "tbb"}
     loads = ["idle", "busy"] if args.busy else ["idle"]
     runs = {f"{w}, {load}": [] for load in loads for w in waits}
