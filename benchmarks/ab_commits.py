@@ -54,6 +54,16 @@ def _numbers(result: dict, prefix: str = "") -> dict:
     return out
 
 
+def summarize(runs: dict) -> tuple:
+    """(timing keys, medians per label, deterministic keys whose value varies) of ``runs`` (label -> the
+    :func:`_numbers` of each run), over the keys every label's first run has."""
+    keys = sorted(set.intersection(*(set(r[0]) for r in runs.values())))
+    timing = [k for k in keys if any(w in k for w in TIMING_WORDS)]
+    medians = {label: {k: statistics.median(r[k] for r in rs) for k in keys} for label, rs in runs.items()}
+    varying = [k for k in keys if k not in timing and len({r[k] for rs in runs.values() for r in rs}) > 1]
+    return timing, medians, varying
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("before")
@@ -82,12 +92,8 @@ def main():
             for tree in trees.values():
                 subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
                                capture_output=True)
-    keys = sorted(set(runs["before"][0]) & set(runs["after"][0]))
-    medians = {side: {k: statistics.median(r[k] for r in runs[side]) for k in keys} for side in runs}
-    timing = [k for k in keys if any(w in k for w in TIMING_WORDS)]
-    deterministic = [k for k in keys if k not in timing]
-    changed = {k: (runs["before"][0][k], runs["after"][0][k]) for k in deterministic
-               if len({r[k] for side in runs for r in runs[side]}) > 1}
+    timing, medians, varying = summarize(runs)
+    changed = {k: (runs["before"][0][k], runs["after"][0][k]) for k in varying}
     summary = {"bench": args.bench, "args": args.extra, "before": args.before, "after": args.after,
                "repeats": args.repeats, "medians": medians,
                "after_over_before": {k: medians["after"][k] / medians["before"][k] for k in timing

@@ -22,11 +22,10 @@ import importlib.metadata
 import json
 import os
 import signal
-import statistics
 import subprocess
 import sys
 
-from ab_commits import RESULTS, ROOT, TIMING_WORDS, _numbers
+from ab_commits import RESULTS, ROOT, TIMING_WORDS, _numbers, summarize
 
 BUSY = "while True:\n    pass"
 
@@ -87,12 +86,8 @@ def main():
                 print(f"round {round_ + 1}/{args.repeats} {wait}, {load}: "
                       + ", ".join(f"{k} {v:.4g}" for k, v in result.items() if any(w in k for w in TIMING_WORDS)),
                       flush=True)
-    keys = sorted(set.intersection(*(set(r[0]) for r in runs.values())))
-    timing = [k for k in keys if any(w in k for w in TIMING_WORDS)]
-    deterministic = [k for k in keys if k not in timing]
-    medians = {label: {k: statistics.median(r[k] for r in rs) for k in keys} for label, rs in runs.items()}
-    differ = {k: sorted({r[k] for rs in runs.values() for r in rs}) for k in deterministic
-              if len({r[k] for rs in runs.values() for r in rs}) > 1}
+    timing, medians, varying = summarize(runs)
+    differ = {k: sorted({r[k] for rs in runs.values() for r in rs}) for k in varying}
     summary = {"bench": args.bench, "args": extra, "repeats": args.repeats, "cpus": os.cpu_count(),
                "medians": medians, "deterministic_fields_that_differ": differ, "runs": runs}
     RESULTS.mkdir(exist_ok=True)
