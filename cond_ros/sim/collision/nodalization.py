@@ -133,8 +133,15 @@ def keyed_world_forces(keys, frame, force):
         m = order[p]
         sorted_keys[p] = keys[m]
         for j in range(3):
-            world[p, j] = frame[m, 0, j] * force[m, 0] + frame[m, 1, j] * force[m, 1] + frame[m, 2, j] * force[m, 2]
+            world[p, j] = world_force(frame, force, m, j)
     return sorted_keys, world
+
+
+@leaf_kernel
+def world_force(frame, force, m, j):
+    """Component j of contact m's world force R_c^T lambda, summed in einsum's order (i = 0, 1, 2): the bits of
+    :func:`forces_to_world`."""
+    return frame[m, 0, j] * force[m, 0] + frame[m, 1, j] * force[m, 1] + frame[m, 2, j] * force[m, 2]
 
 
 def contact_keys(contacts: ContactSet) -> np.ndarray:
