@@ -120,12 +120,12 @@ def main():
                     for n in args.segments}}
     (RESULTS / "cable_scaling.json").write_text(json.dumps(out, indent=1) + "\n")
     _plot(table, fit, RESULTS / "cable_scaling.png")
-    print(f"{'segments':>8s} {'dof':>6s} {'collision':>9s} {'dynamics':>9s} {'solver':>7s} {'wall':>7s} "
+    print(f"{'segments':>8s} {'dof':>6s} {'collision':>9s} {'dynamics':>9s} {'solver':>7s} {'iter':>6s} {'wall':>7s} "
           f"{'per seg':>8s} {'RTF':>6s}")
     for row in table:
         print(f"{row['segments']:8d} {row['dof']:6d} {row['collision_ms']:9.3f} {row['dynamics_ms']:9.3f} "
-              f"{row['solver_ms']:7.3f} {row['wall_ms_per_step']:7.3f} {1e3 * row['wall_ms_per_segment']:6.2f}us "
-              f"{row['realtime_factor']:6.3f}")
+              f"{row['solver_ms']:7.3f} {row['iterations_mean']:6.2f} {row['wall_ms_per_step']:7.3f} "
+              f"{1e3 * row['wall_ms_per_segment']:6.2f}us {row['realtime_factor']:6.3f}")
     print(f"fit: wall = {intercept:.3f} ms + {1e3 * slope:.3f} us x segments (R^2 {r2:.4f}); ms per segment "
           f"spread {100 * fit['per_segment_spread']:.0f} %")
     print("marginal cost of a segment between consecutive sizes: "
