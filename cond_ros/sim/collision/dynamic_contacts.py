@@ -354,17 +354,24 @@ def _no_contacts(width: int) -> dict:
 
 
 @leaf_kernel
+def _neighbours_at_rest(i, j, radius, chain, rest, arc_factor):
+    """Nodes i and j are on one chain and were within ``arc_factor`` times their radii at rest: never a contact."""
+    if chain[i] >= 0 and chain[i] == chain[j]:
+        rx = rest[i, 0] - rest[j, 0]
+        ry = rest[i, 1] - rest[j, 1]
+        rz = rest[i, 2] - rest[j, 2]
+        return np.sqrt(rx * rx + ry * ry + rz * rz) <= arc_factor * (radius[i] + radius[j])
+    return False
+
+
+@leaf_kernel
 def _within_reach(i, j, pos, radius, vel, chain, rest, margin, dt, arc_factor, min_distance=1e-12):
     """Nodes i and j may touch during the step (and are not neighbours at rest on one chain).
 
     Scalar arithmetic only: a temporary array per candidate pair cost 3 ms at 320 nodes.
     """
-    if chain[i] >= 0 and chain[i] == chain[j]:
-        rx = rest[i, 0] - rest[j, 0]
-        ry = rest[i, 1] - rest[j, 1]
-        rz = rest[i, 2] - rest[j, 2]
-        if np.sqrt(rx * rx + ry * ry + rz * rz) <= arc_factor * (radius[i] + radius[j]):
-            return False
+    if _neighbours_at_rest(i, j, radius, chain, rest, arc_factor):
+        return False
     dx = pos[i, 0] - pos[j, 0]
     dy = pos[i, 1] - pos[j, 1]
     dz = pos[i, 2] - pos[j, 2]
@@ -377,9 +384,34 @@ def _within_reach(i, j, pos, radius, vel, chain, rest, margin, dt, arc_factor, m
 
 
 @kernel
-def _node_pairs(pos, radius, vel, chain, rest, candidates, margin, dt, arc_factor, min_distance=1e-12):
+def neighbour_windows(candidates, radius, chain, rest, arc_factor):
+    """For each candidate c, the run ``[lo[c], hi[c]]`` of candidates around it (by position in ``candidates``)
+    whose every member is c's neighbour at rest on its chain (:func:`_neighbours_at_rest`), found by walking out
+    from c to the first that is not. :func:`_node_pairs` skips those without testing them: a rod's candidates come
+    in arc order, and at 1280 segments (0.3 mm, a 2 mm radius) each has ~70 such neighbours in its grid cells,
+    most of a search's tests. Made once per model (``nodalization._point_layout``)."""
+    n = candidates.shape[0]
+    lo = np.empty(n, np.int64)
+    hi = np.empty(n, np.int64)
+    for c in range(n):
+        i = candidates[c]
+        k = c - 1
+        while k >= 0 and _neighbours_at_rest(i, candidates[k], radius, chain, rest, arc_factor):
+            k -= 1
+        lo[c] = k + 1
+        k = c + 1
+        while k < n and _neighbours_at_rest(i, candidates[k], radius, chain, rest, arc_factor):
+            k += 1
+        hi[c] = k - 1
+    return lo, hi
+
+
+@kernel
+def _node_pairs(pos, radius, vel, chain, rest, candidates, window_lo, window_hi, margin, dt, arc_factor,
+                min_distance=1e-12):
     """(i, j) of node pairs within reach, i < j, excluding near neighbours at rest on a chain; shape (pairs, 2),
-    in the order of a double loop over ``candidates`` (ascending), whatever the search.
+    in the order of a double loop over ``candidates`` (ascending), whatever the search. ``window_lo``,
+    ``window_hi``: :func:`neighbour_windows` of the candidates, whose pairs are not tested.
 
     A uniform grid replaces the all-pairs loop (14 ms for the soft gripper's 2 x 1000 surface nodes): a
     cell is as wide as the largest reach of any pair, 2 r_max + margin + 2 dt (2 |v|_max), so a pair
@@ -432,9 +464,13 @@ def _node_pairs(pos, radius, vel, chain, rest, candidates, margin, dt, arc_facto
                 while hi_run < n and sorted_key[hi_run] <= k + 1:
                     hi_run += 1
                 for sa in range(first, last):
+                    ca = order[sa]
                     for sb in range(max(lo_run, sa + 1), hi_run):
-                        ci = min(order[sa], order[sb])
-                        cj = max(order[sa], order[sb])
+                        cb = order[sb]
+                        if window_lo[ca] <= cb and cb <= window_hi[ca]:  # neighbours at rest: no contact
+                            continue
+                        ci = min(ca, cb)
+                        cj = max(ca, cb)
                         if not _within_reach(candidates[ci], candidates[cj], pos, radius, vel, chain, rest, margin,
                                              dt, arc_factor, min_distance):
                             continue
@@ -497,24 +533,28 @@ class NodePairList:
         self.skin = 0.0
         self.searches = 0  # full searches made (for tests and profiles)
 
-    def pairs_within_reach(self, model: Model, pos, radius, vel, chain, rest, candidates, dt: float) -> np.ndarray:
+    def pairs_within_reach(self, model: Model, pos, radius, vel, chain, rest, candidates, dt: float,
+                           windows=None) -> np.ndarray:
+        """``windows``: :func:`neighbour_windows` of the candidates, if at hand (made here otherwise)."""
         margin = model.contact_margin
+        if windows is None:
+            windows = neighbour_windows(candidates, radius, chain, rest, SELF_CONTACT_ARC)
         if self.model is model and self.candidates is candidates and self.pairs is None:  # a list does not pay
-            return _node_pairs(pos, radius, vel, chain, rest, candidates, margin, dt, SELF_CONTACT_ARC)
+            return _node_pairs(pos, radius, vel, chain, rest, candidates, *windows, margin, dt, SELF_CONTACT_ARC)
         if not (self.model is model and self.candidates is candidates
                 and _list_holds(pos, vel, candidates, self.built, self.skin, dt)):
             # wide enough for the nodes' speed now (with a quarter to spare), so that the list holds at least
             # for the step it is built in
             speed = float(np.max(np.sqrt(np.einsum("ij,ij->i", vel[candidates], vel[candidates]))))
             self.skin = NODE_PAIR_SKIN * 2.0 * float(np.max(radius[candidates])) + 1.25 * 4.0 * dt * speed
-            self.pairs = _node_pairs(pos, radius, np.zeros_like(vel), chain, rest, candidates, margin + self.skin, dt,
-                                     SELF_CONTACT_ARC, -1.0)
+            self.pairs = _node_pairs(pos, radius, np.zeros_like(vel), chain, rest, candidates, *windows,
+                                     margin + self.skin, dt, SELF_CONTACT_ARC, -1.0)
             self.model, self.candidates, self.built = model, candidates, pos[candidates]
             self.searches += 1
             if len(self.pairs) > NODE_PAIR_LIST_MAX * len(candidates):
                 # an FEM surface lists ~10 pairs a node (soft_gripper: the list's tests cost more than searches)
                 self.pairs = None
-                return _node_pairs(pos, radius, vel, chain, rest, candidates, margin, dt, SELF_CONTACT_ARC)
+                return _node_pairs(pos, radius, vel, chain, rest, candidates, *windows, margin, dt, SELF_CONTACT_ARC)
         return _listed_pairs(pos, radius, vel, chain, rest, self.pairs, margin, dt, SELF_CONTACT_ARC)
 
 
@@ -563,11 +603,12 @@ def _listed_pairs(pos, radius, vel, chain, rest, listed, margin, dt, arc_factor)
 
 
 def detect_node_pairs(model: Model, pos, radius, vel, node, chain, rest, dt: float, candidates=None,
-                      pair_list: NodePairList | None = None):
+                      pair_list: NodePairList | None = None, windows=None):
     """Sphere-sphere D-contacts between node points that belong to a chain (rod and FEM self-contact, rod-rod,
     FEM-FEM, rod-FEM); ``rest``: rest coordinates of each point (see ``contacts.self_contact_layout``);
     ``candidates``: the indices of the node points on a chain, if at hand; ``pair_list``: a
-    :class:`NodePairList` to search through (the same pairs; without one, a full search).
+    :class:`NodePairList` to search through (the same pairs; without one, a full search); ``windows``:
+    :func:`neighbour_windows` of the candidates, if at hand.
 
     Returns (pairs (k, 2): i, j; frame (k, 3, 3); gap (k,); position (k, 3)): the normal points from node j to
     node i.
@@ -577,7 +618,10 @@ def detect_node_pairs(model: Model, pos, radius, vel, node, chain, rest, dt: flo
     if len(candidates) < 2:
         pairs = np.zeros((0, 2), np.int64)
     elif pair_list is not None:
-        pairs = pair_list.pairs_within_reach(model, pos, radius, vel, chain, rest, candidates, dt)
+        pairs = pair_list.pairs_within_reach(model, pos, radius, vel, chain, rest, candidates, dt, windows)
     else:
-        pairs = _node_pairs(pos, radius, vel, chain, rest, candidates, model.contact_margin, dt, SELF_CONTACT_ARC)
+        if windows is None:
+            windows = neighbour_windows(candidates, radius, chain, rest, SELF_CONTACT_ARC)
+        pairs = _node_pairs(pos, radius, vel, chain, rest, candidates, *windows, model.contact_margin, dt,
+                            SELF_CONTACT_ARC)
     return (pairs, *_node_pair_geometry(pos, radius, pairs))

@@ -42,7 +42,8 @@ from ..jit import kernel, leaf_kernel
 from ..kinematics.rigid import cross3, point_jacobian, quat_to_matrix_into
 from ..model import Model, State, per_model
 from .colliders import detect_point_contacts
-from .dynamic_contacts import NodePairList, detect_dynamic_contacts, detect_node_pairs
+from .dynamic_contacts import (SELF_CONTACT_ARC, NodePairList, detect_dynamic_contacts, detect_node_pairs,
+                               neighbour_windows)
 
 SOURCE_PARTICLE = 0
 SOURCE_BODY_POINT = 1
@@ -256,6 +257,8 @@ def _point_layout(model: Model, width: int) -> dict:
     layout["chain"], layout["rest"] = self_contact_layout(model, n_points)
     layout["pair_node"] = layout["node"] & layout["active"]
     layout["pair_candidates"] = np.flatnonzero(layout["pair_node"] & (layout["chain"] >= 0)).astype(np.int64)
+    layout["pair_windows"] = neighbour_windows(layout["pair_candidates"], layout["radius"], layout["chain"],
+                                               layout["rest"], SELF_CONTACT_ARC)
     return layout
 
 
@@ -358,7 +361,8 @@ def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: fl
                        (dynamic["dof_b"], dynamic["size_b"], dynamic["jac_b"], dynamic["group_b"], np.zeros(k, bool),
                         dynamic["link_b"]))
     pairs, frame, gap, position = detect_node_pairs(model, pos, radius, vel, layout["pair_node"], layout["chain"],
-                                                    layout["rest"], dt, layout["pair_candidates"], pair_list)
+                                                    layout["rest"], dt, layout["pair_candidates"], pair_list,
+                                                    layout["pair_windows"])
     if len(pairs):
         i, j = pairs[:, 0], pairs[:, 1]
         rows.add_batch(frame, gap, position, np.full(len(i), -1), point_kind[i], point_index[i],

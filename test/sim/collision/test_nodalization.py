@@ -100,7 +100,7 @@ def all_pairs_within_reach(pos, radius, vel, chain, rest, candidates, margin, dt
 
 @pytest.mark.parametrize("seed", range(6))
 def test_grid_node_pair_search_finds_exactly_the_pairs_within_reach_in_loop_order(seed):
-    from cond_ros.sim.collision.dynamic_contacts import SELF_CONTACT_ARC, _node_pairs
+    from cond_ros.sim.collision.dynamic_contacts import SELF_CONTACT_ARC, _node_pairs, neighbour_windows
     rng = np.random.default_rng(seed)
     n = 400
     pos = rng.uniform(-0.05, 0.05, (n, 3)) * [1.0, 1.0, 0.2 + seed]  # flat to cubic clouds
@@ -111,8 +111,42 @@ def test_grid_node_pair_search_finds_exactly_the_pairs_within_reach_in_loop_orde
     candidates = np.sort(rng.choice(n, 300, replace=False)).astype(np.int64)
     expected = all_pairs_within_reach(pos, radius, vel, chain, rest, candidates, 1e-3, 0.01, SELF_CONTACT_ARC)
     assert len(expected) > 20
-    found = _node_pairs(pos, radius, vel, chain, rest, candidates, 1e-3, 0.01, SELF_CONTACT_ARC)
+    windows = neighbour_windows(candidates, radius, chain, rest, SELF_CONTACT_ARC)
+    found = _node_pairs(pos, radius, vel, chain, rest, candidates, *windows, 1e-3, 0.01, SELF_CONTACT_ARC)
     np.testing.assert_array_equal(found, expected)
+
+
+@pytest.mark.parametrize("segments", [160, 1280])
+def test_a_wound_rod_skips_its_neighbours_at_rest_and_finds_every_pair_within_reach(segments):
+    """A rod wound as a helix around a post, its turns one diameter apart, nodes in arc order (a fine rod has
+    dozens of neighbours at rest within a grid cell, which the search skips by their windows): the pairs are
+    the all-pairs loop's, and the windows hold only neighbours at rest."""
+    from cond_ros.sim.collision.dynamic_contacts import SELF_CONTACT_ARC, _node_pairs, neighbour_windows
+    rng = np.random.default_rng(segments)
+    r, length, post = 2e-3, 0.4, 0.022
+    arc = np.linspace(0.0, length, segments + 1)
+    angle = arc / post
+    pos = np.stack([post * np.cos(angle), post * np.sin(angle), 2.05 * r * angle / (2 * np.pi)], axis=1)
+    pos += rng.normal(0.0, 1e-4, pos.shape)
+    n = len(pos)
+    radius = np.full(n, r)
+    vel = rng.normal(0.0, 0.02, (n, 3))
+    chain = np.zeros(n, np.int64)
+    rest = np.zeros((n, 3))
+    rest[:, 0] = arc
+    candidates = np.arange(n, dtype=np.int64)
+    lo, hi = neighbour_windows(candidates, radius, chain, rest, SELF_CONTACT_ARC)
+    assert np.all(lo <= candidates) and np.all(candidates <= hi)
+    assert (hi - lo).max() > 10 if segments == 1280 else True  # the windows matter where the rod is fine
+    for c in range(0, n, 7):  # a window holds neighbours at rest only, and ends where they end
+        inside = np.abs(arc[lo[c]:hi[c] + 1] - arc[c]) <= SELF_CONTACT_ARC * 2 * r
+        assert inside.all()
+        assert lo[c] == 0 or abs(arc[lo[c] - 1] - arc[c]) > SELF_CONTACT_ARC * 2 * r
+    for margin in (1e-3, 6e-3):
+        expected = all_pairs_within_reach(pos, radius, vel, chain, rest, candidates, margin, 0.01, SELF_CONTACT_ARC)
+        assert len(expected) > segments / 4  # the next turn
+        found = _node_pairs(pos, radius, vel, chain, rest, candidates, lo, hi, margin, 0.01, SELF_CONTACT_ARC)
+        np.testing.assert_array_equal(found, expected)
 
 
 @pytest.mark.parametrize("seed, spread", [(0, 0.15), (1, 0.15), (2, 0.04)])
