@@ -67,6 +67,7 @@ def external_wrench(frame, force, position, point_group, link, dof_b, vn_group, 
     couple = np.zeros(3)
     f = np.empty(3)
     for side in range(2):
+        sign = 1.0 if side == 0 else -1.0  # side b's contacts push the subtree the other way (exactly: a sign flip)
         for m in range(frame.shape[0]):
             if side == 0:
                 on_subtree = point_group[m] == group and link[m, 0] >= 0 and in_subtree[link[m, 0]]
@@ -77,7 +78,7 @@ def external_wrench(frame, force, position, point_group, link, dof_b, vn_group, 
             if not on_subtree:
                 continue
             for j in range(3):
-                f[j] = world_force(frame, force, m, j) if side == 0 else -world_force(frame, force, m, j)
+                f[j] = sign * world_force(frame, force, m, j)
             _accumulate(total, moment, position[m, 0], position[m, 1], position[m, 2], f)
     for e in range(end_potential.shape[0]):
         u, x = end_potential[e], end_side[e]
