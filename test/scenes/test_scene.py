@@ -240,3 +240,19 @@ def test_every_packaged_scene_uses_known_keys_only():
     from cond_ros.scenes import load_named_scene, scene_names
     for name in scene_names():
         load_named_scene(name, script=False)
+
+
+@pytest.mark.parametrize("segments", [160, 320, 640])
+def test_the_cable_scene_holds_the_papers_threshold_at_320_segments_and_its_rms_per_dof_elsewhere(segments):
+    """panda_cable's theta_th is the paper's 1e-4 m/s, exactly, at the paper's 320 segments (1928 DOFs: 6 a segment
+    and the Panda's 8); another segment count keeps the same root-mean-square change per DOF."""
+    from cond_ros.scenes import edited_scene
+
+    def edit(data):
+        data["cables"][0]["segments"] = segments
+    solver = edited_scene("panda_cable", edit).simulator.solver
+    dofs = 6 * segments + 8
+    assert solver.model.dof_count == dofs and solver.tolerance == 1e-4
+    if segments == 320:
+        assert solver.stopping_threshold == 1e-4
+    assert solver.stopping_threshold / np.sqrt(dofs) == pytest.approx(1e-4 / np.sqrt(1928), rel=1e-14)
