@@ -243,9 +243,9 @@ def test_every_packaged_scene_uses_known_keys_only():
 
 
 @pytest.mark.parametrize("segments", [160, 320, 640])
-def test_the_cable_scene_holds_the_papers_threshold_at_320_segments_and_its_rms_per_dof_elsewhere(segments):
-    """panda_cable's theta_th is the paper's 1e-4 m/s, exactly, at the paper's 320 segments (1928 DOFs: 6 a segment
-    and the Panda's 8); another segment count keeps the same root-mean-square change per DOF."""
+def test_the_cable_scene_holds_the_papers_threshold_up_to_320_segments_and_its_rms_per_dof_beyond(segments):
+    """panda_cable's theta_th is the paper's 1e-4 m/s, exactly, up to the paper's 320 segments (1928 DOFs: 6 a
+    segment and the Panda's 8); a finer cable keeps the root-mean-square change per DOF that 1e-4 allows at 320."""
     from cond_ros.scenes import edited_scene
 
     def edit(data):
@@ -253,6 +253,7 @@ def test_the_cable_scene_holds_the_papers_threshold_at_320_segments_and_its_rms_
     solver = edited_scene("panda_cable", edit).simulator.solver
     dofs = 6 * segments + 8
     assert solver.model.dof_count == dofs and solver.tolerance == 1e-4
-    if segments == 320:
+    if segments <= 320:
         assert solver.stopping_threshold == 1e-4
-    assert solver.stopping_threshold / np.sqrt(dofs) == pytest.approx(1e-4 / np.sqrt(1928), rel=1e-14)
+    else:
+        assert solver.stopping_threshold / np.sqrt(dofs) == pytest.approx(1e-4 / np.sqrt(1928), rel=1e-14)

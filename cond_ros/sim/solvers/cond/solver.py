@@ -49,14 +49,14 @@ class SolverCOND(SolverBase):
         chebyshev_start: l_s, the iteration at which acceleration begins.
         under_relaxation: u in (0, 1], applied with Chebyshev.
         tolerance: theta_th on ||v^{l+1} - v^l|| [m/s].
-        tolerance_reference_dofs: 0 (the paper's Alg. 1): theta_th = ``tolerance`` on any model. Otherwise the DOF
-            count at which it is: on a model of n DOFs theta_th = tolerance sqrt(n / tolerance_reference_dofs),
-            the same root-mean-square change per DOF, as the RMS error norms of ODE codes keep a tolerance
-            independent of the system's size. theta's 2-norm over all DOFs grows as sqrt(n) for the same change
-            per DOF, so at a fixed theta_th a finer discretization of the same body is solved to a tighter
-            tolerance per DOF, with more iterations (panda_cable: 13.8 / 14.1 / 15.5 / 17.0 at 160 / 320 / 640 /
-            1280 segments; 14.1 / 14.7 / 13.8 at 320 / 640 / 1280 with the same tolerance per DOF as at 320).
-            n is the model's DOF count, not the step's augmented size (which changes with its contacts).
+        tolerance_reference_dofs: R > 0: V-FPI also stops when the root-mean-square change per DOF is below the
+            one ``tolerance`` allows on R DOFs, so theta_th = tolerance sqrt(max(n, R) / R) on a model of n DOFs (the
+            model's, not the step's augmented size, which changes with its contacts): up to R DOFs the paper's
+            theta_th, beyond them no tighter a tolerance per DOF than on R (as the RMS norms of ODE codes keep a
+            tolerance independent of the system's size). 0 (default): theta_th = ``tolerance`` on any model (the
+            paper's Alg. 1). theta's 2-norm over all DOFs grows as sqrt(n) for the same change per DOF, so at a
+            fixed theta_th a finer discretization of the same body is solved to a tighter tolerance per DOF, with
+            more iterations (panda_cable: 13.8 / 14.1 / 15.5 / 17.0 at 160 / 320 / 640 / 1280 segments).
         max_iterations: l_max.
         regularization: omega of the invertible contact model, Omega_c = omega I
             (Sec. III-E1) [m/(N s)]; 0 for the hard contact model.
@@ -119,11 +119,13 @@ class SolverCOND(SolverBase):
 
     @property
     def stopping_threshold(self) -> float:
-        """theta_th on this solver's model [m/s]: ``tolerance``, scaled per DOF when ``tolerance_reference_dofs``
-        is set (read at every solve: ``tolerance`` may be changed after the solver is made)."""
-        if self.tolerance_reference_dofs == 0:
+        """theta_th on this solver's model [m/s]: ``tolerance``, widened to the same tolerance per DOF as on
+        ``tolerance_reference_dofs`` DOFs on a larger model (read at every solve: ``tolerance`` may be changed after
+        the solver is made)."""
+        reference = self.tolerance_reference_dofs
+        if reference == 0 or self.model.dof_count <= reference:
             return self.tolerance
-        return self.tolerance * float(np.sqrt(self.model.dof_count / self.tolerance_reference_dofs))
+        return self.tolerance * float(np.sqrt(self.model.dof_count / reference))
 
     def _weights(self, system: LinearSystem, augmented: AugmentedSystem, contacts: ContactSet):
         """W as (diagonal, (block_dof, block_size, block_ptr, block_data)); cached for reuse (``augmented``:
