@@ -408,91 +408,11 @@ def neighbour_windows(candidates, radius, chain, rest, arc_factor):
 
 
 @kernel
-def rod_runs(candidates, chain, rod):
-    """For each candidate c, the first and last position in ``candidates`` of the run of consecutive candidates that
-    are nodes of c's rod (``rod``: per point), or -1 and -1 when c is not a rod node. :func:`_node_pairs` walks a
-    run along its arc instead of through the grid. Made once per model (``nodalization._point_layout``)."""
-    n = candidates.shape[0]
-    first = np.full(n, -1, np.int64)
-    last = np.full(n, -1, np.int64)
-    c = 0
-    while c < n:
-        if not rod[candidates[c]]:
-            c += 1
-            continue
-        end = c
-        while end + 1 < n and rod[candidates[end + 1]] and chain[candidates[end + 1]] == chain[candidates[c]]:
-            end += 1
-        first[c:end + 1] = c
-        last[c:end + 1] = end
-        c = end + 1
-    return first, last
-
-
-def pair_search_layout(candidates, radius, chain, rest, rod=None):
-    """What :func:`_node_pairs` needs of the candidates besides their motion, the same every step: their
-    :func:`neighbour_windows` and :func:`rod_runs` (``rod``: per point, whether it is a rod's node; None: no
-    runs, every pair through the grid). A tuple to pass on whole."""
-    runs = rod_runs(candidates, chain, rod if rod is not None else np.zeros(chain.shape[0], np.bool_))
-    return (*neighbour_windows(candidates, radius, chain, rest, SELF_CONTACT_ARC), *runs)
-
-
-#: relative slack on the chain walk's skip bounds, far above the rounding of a distance (~1e-16), so that a skip
-#: never passes over a pair the exact test would keep
-WALK_SLACK = 1e-9
-
-
-@kernel
-def _walk_rod_run(pos, radius, vel, chain, rest, candidates, window_hi, first, last, margin, dt, arc_factor,
-                  min_distance, found, count):
-    """The pairs within reach (:func:`_within_reach`) of one rod run, ``candidates[first..last]``, appended to
-    ``found`` as positions (a, b), a < b; returns (found, count).
-
-    From each node the walk goes down the run past its window of rest neighbours. A node at distance d beyond
-    every pair's reach R = 2 r_max + margin + 4 dt v_max is followed by at least (d - R) / L_max more that are
-    beyond it too (L_max: the longest step between consecutive nodes now; the triangle inequality), so the
-    walk jumps over them. On a straight stretch the jumps grow with the distance, on a wound one the walk slows
-    only where the chain comes back within reach: at 1280 segments (0.3 mm apart) the grid tested each node
-    against the ~60 nodes of its run in the adjacent cells beyond its window."""
-    r_max, v_max, step_max = 0.0, 0.0, 0.0
-    for c in range(first, last + 1):
-        i = candidates[c]
-        r_max = max(r_max, radius[i])
-        v_max = max(v_max, np.sqrt(vel[i, 0] ** 2 + vel[i, 1] ** 2 + vel[i, 2] ** 2))
-        if c > first:
-            h = candidates[c - 1]
-            step_max = max(step_max, np.sqrt((pos[i, 0] - pos[h, 0]) ** 2 + (pos[i, 1] - pos[h, 1]) ** 2
-                                             + (pos[i, 2] - pos[h, 2]) ** 2))
-    reach = (2.0 * r_max + margin + 4.0 * dt * v_max) * (1.0 + WALK_SLACK)
-    step_max *= 1.0 + WALK_SLACK
-    for a in range(first, last + 1):
-        i = candidates[a]
-        b = max(a + 1, window_hi[a] + 1)
-        while b <= last:
-            j = candidates[b]
-            d = np.sqrt((pos[i, 0] - pos[j, 0]) ** 2 + (pos[i, 1] - pos[j, 1]) ** 2 + (pos[i, 2] - pos[j, 2]) ** 2)
-            if d <= reach:
-                if _within_reach(i, j, pos, radius, vel, chain, rest, margin, dt, arc_factor, min_distance):
-                    found = _grow(found, count)
-                    found[count, 0] = a
-                    found[count, 1] = b
-                    count += 1
-                b += 1
-            elif d - reach > step_max:  # false for a NaN distance too: one node at a time then
-                beyond = (d - reach) / step_max if step_max > 0.0 else np.inf  # step_max 0: the run is one point
-                b += int(min(beyond, last - b + 1.0))
-            else:
-                b += 1
-    return found, count
-
-
-@kernel
-def _node_pairs(pos, radius, vel, chain, rest, candidates, window_lo, window_hi, run_first, run_last, margin, dt,
-                arc_factor, min_distance=1e-12):
+def _node_pairs(pos, radius, vel, chain, rest, candidates, window_lo, window_hi, margin, dt, arc_factor,
+                min_distance=1e-12):
     """(i, j) of node pairs within reach, i < j, excluding near neighbours at rest on a chain; shape (pairs, 2),
     in the order of a double loop over ``candidates`` (ascending), whatever the search. ``window_lo``,
-    ``window_hi``, ``run_first``, ``run_last``: :func:`pair_search_layout` of the candidates: the pairs of a
-    window are not tested, those of a rod run are found by :func:`_walk_rod_run` and the rest through the grid.
+    ``window_hi``: :func:`neighbour_windows` of the candidates, whose pairs are not tested.
 
     A uniform grid replaces the all-pairs loop (14 ms for the soft gripper's 2 x 1000 surface nodes): a
     cell is as wide as the largest reach of any pair, 2 r_max + margin + 2 dt (2 |v|_max), so a pair
@@ -550,8 +470,6 @@ def _node_pairs(pos, radius, vel, chain, rest, candidates, window_lo, window_hi,
                         cb = order[sb]
                         if window_lo[ca] <= cb and cb <= window_hi[ca]:  # neighbours at rest: no contact
                             continue
-                        if run_first[ca] >= 0 and run_first[ca] == run_first[cb]:  # one rod's: walked below
-                            continue
                         ci = min(ca, cb)
                         cj = max(ca, cb)
                         if not _within_reach(candidates[ci], candidates[cj], pos, radius, vel, chain, rest, margin,
@@ -562,14 +480,6 @@ def _node_pairs(pos, radius, vel, chain, rest, candidates, window_lo, window_hi,
                         found[count, 1] = cj
                         count += 1
         first = last
-    c = 0
-    while c < n:
-        if run_first[c] < 0:
-            c += 1
-            continue
-        found, count = _walk_rod_run(pos, radius, vel, chain, rest, candidates, window_hi, c, run_last[c], margin,
-                                     dt, arc_factor, min_distance, found, count)
-        c = run_last[c] + 1
     rank = np.argsort(found[:count, 0] * n + found[:count, 1], kind="mergesort")
     out = np.empty((count, 2), np.int64)
     for p in range(count):
@@ -626,11 +536,10 @@ class NodePairList:
 
     def pairs_within_reach(self, model: Model, pos, radius, vel, chain, rest, candidates, dt: float,
                            windows=None) -> np.ndarray:
-        """``windows``: :func:`pair_search_layout` of the candidates, if at hand (made here otherwise, without rod
-        runs)."""
+        """``windows``: :func:`neighbour_windows` of the candidates, if at hand (made here otherwise)."""
         margin = model.contact_margin
         if windows is None:
-            windows = pair_search_layout(candidates, radius, chain, rest)
+            windows = neighbour_windows(candidates, radius, chain, rest, SELF_CONTACT_ARC)
         if self.model is model and self.candidates is candidates and self.pairs is None:  # a list does not pay
             return _node_pairs(pos, radius, vel, chain, rest, candidates, *windows, margin, dt, SELF_CONTACT_ARC)
         if not (self.model is model and self.candidates is candidates
@@ -700,7 +609,7 @@ def detect_node_pairs(model: Model, pos, radius, vel, node, chain, rest, dt: flo
     FEM-FEM, rod-FEM); ``rest``: rest coordinates of each point (see ``contacts.self_contact_layout``);
     ``candidates``: the indices of the node points on a chain, if at hand; ``pair_list``: a
     :class:`NodePairList` to search through (the same pairs; without one, a full search); ``windows``:
-    :func:`pair_search_layout` of the candidates, if at hand (made here otherwise, without rod runs).
+    :func:`neighbour_windows` of the candidates, if at hand.
 
     Returns (pairs (k, 2): i, j; frame (k, 3, 3); gap (k,); position (k, 3)): the normal points from node j to
     node i.
@@ -713,7 +622,7 @@ def detect_node_pairs(model: Model, pos, radius, vel, node, chain, rest, dt: flo
         pairs = pair_list.pairs_within_reach(model, pos, radius, vel, chain, rest, candidates, dt, windows)
     else:
         if windows is None:
-            windows = pair_search_layout(candidates, radius, chain, rest)
+            windows = neighbour_windows(candidates, radius, chain, rest, SELF_CONTACT_ARC)
         pairs = _node_pairs(pos, radius, vel, chain, rest, candidates, *windows, model.contact_margin, dt,
                             SELF_CONTACT_ARC)
     return (pairs, *_node_pair_geometry(pos, radius, pairs))

@@ -42,7 +42,8 @@ from ..jit import kernel, leaf_kernel
 from ..kinematics.rigid import cross3, point_jacobian, quat_to_matrix_into
 from ..model import Model, State, per_model
 from .colliders import detect_point_contacts
-from .dynamic_contacts import NodePairList, detect_dynamic_contacts, detect_node_pairs, pair_search_layout
+from .dynamic_contacts import (SELF_CONTACT_ARC, NodePairList, detect_dynamic_contacts, detect_node_pairs,
+                               neighbour_windows)
 
 SOURCE_PARTICLE = 0
 SOURCE_BODY_POINT = 1
@@ -256,9 +257,8 @@ def _point_layout(model: Model, width: int) -> dict:
     layout["chain"], layout["rest"] = self_contact_layout(model, n_points)
     layout["pair_node"] = layout["node"] & layout["active"]
     layout["pair_candidates"] = np.flatnonzero(layout["pair_node"] & (layout["chain"] >= 0)).astype(np.int64)
-    rod = (layout["kind"] == SOURCE_BODY_POINT) & (layout["chain"] >= 0)  # a chain's body points: a rod's nodes
-    layout["pair_windows"] = pair_search_layout(layout["pair_candidates"], layout["radius"], layout["chain"],
-                                                layout["rest"], rod)
+    layout["pair_windows"] = neighbour_windows(layout["pair_candidates"], layout["radius"], layout["chain"],
+                                               layout["rest"], SELF_CONTACT_ARC)
     return layout
 
 

@@ -84,7 +84,7 @@ def test_node_point_must_be_the_centre():
         b.add_contact_point(body, (0.01, 0.0, 0.0), node=True)
 
 
-def all_pairs_within_reach(pos, radius, vel, chain, rest, candidates, margin, dt, arc_factor, min_distance=1e-12):
+def all_pairs_within_reach(pos, radius, vel, chain, rest, candidates, margin, dt, arc_factor):
     """The definition, pair by pair (numpy, no grid)."""
     out = []
     for a, i in enumerate(candidates):
@@ -93,18 +93,14 @@ def all_pairs_within_reach(pos, radius, vel, chain, rest, candidates, margin, dt
                     np.linalg.norm(rest[i] - rest[j]) <= arc_factor * (radius[i] + radius[j]):
                 continue
             dist = np.linalg.norm(pos[i] - pos[j])
-            if dist - radius[i] - radius[j] < margin + 2 * dt * np.linalg.norm(vel[i] - vel[j]) and dist > min_distance:
+            if dist - radius[i] - radius[j] < margin + 2 * dt * np.linalg.norm(vel[i] - vel[j]) and dist > 1e-12:
                 out.append((i, j))
     return np.array(out, np.int64).reshape(-1, 2)
 
 
-@pytest.mark.parametrize("rods", [False, True])
 @pytest.mark.parametrize("seed", range(6))
-def test_grid_node_pair_search_finds_exactly_the_pairs_within_reach_in_loop_order(seed, rods):
-    """Random clouds of three chains and chainless nodes; with ``rods``, chains 0 and 1 count as rods, whose runs
-    of consecutive candidates are walked instead of gridded (in no order along the cloud: the walk is exact for
-    any order, only slower)."""
-    from cond_ros.sim.collision.dynamic_contacts import SELF_CONTACT_ARC, _node_pairs, pair_search_layout
+def test_grid_node_pair_search_finds_exactly_the_pairs_within_reach_in_loop_order(seed):
+    from cond_ros.sim.collision.dynamic_contacts import SELF_CONTACT_ARC, _node_pairs, neighbour_windows
     rng = np.random.default_rng(seed)
     n = 400
     pos = rng.uniform(-0.05, 0.05, (n, 3)) * [1.0, 1.0, 0.2 + seed]  # flat to cubic clouds
@@ -115,8 +111,7 @@ def test_grid_node_pair_search_finds_exactly_the_pairs_within_reach_in_loop_orde
     candidates = np.sort(rng.choice(n, 300, replace=False)).astype(np.int64)
     expected = all_pairs_within_reach(pos, radius, vel, chain, rest, candidates, 1e-3, 0.01, SELF_CONTACT_ARC)
     assert len(expected) > 20
-    windows = pair_search_layout(candidates, radius, chain, rest, (chain == 0) | (chain == 1) if rods else None)
-    assert (windows[2] >= 0).any() == rods
+    windows = neighbour_windows(candidates, radius, chain, rest, SELF_CONTACT_ARC)
     found = _node_pairs(pos, radius, vel, chain, rest, candidates, *windows, 1e-3, 0.01, SELF_CONTACT_ARC)
     np.testing.assert_array_equal(found, expected)
 
@@ -124,9 +119,9 @@ def test_grid_node_pair_search_finds_exactly_the_pairs_within_reach_in_loop_orde
 @pytest.mark.parametrize("segments", [160, 1280])
 def test_a_wound_rod_skips_its_neighbours_at_rest_and_finds_every_pair_within_reach(segments):
     """A rod wound as a helix around a post, its turns one diameter apart, nodes in arc order (a fine rod has
-    dozens of neighbours at rest within a grid cell, which the search skips by their windows, and walks along its
-    arc past the rest): the pairs are the all-pairs loop's, and the windows hold only neighbours at rest."""
-    from cond_ros.sim.collision.dynamic_contacts import SELF_CONTACT_ARC, _node_pairs, neighbour_windows, rod_runs
+    dozens of neighbours at rest within a grid cell, which the search skips by their windows): the pairs are
+    the all-pairs loop's, and the windows hold only neighbours at rest."""
+    from cond_ros.sim.collision.dynamic_contacts import SELF_CONTACT_ARC, _node_pairs, neighbour_windows
     rng = np.random.default_rng(segments)
     r, length, post = 2e-3, 0.4, 0.022
     arc = np.linspace(0.0, length, segments + 1)
@@ -150,50 +145,7 @@ def test_a_wound_rod_skips_its_neighbours_at_rest_and_finds_every_pair_within_re
     for margin in (1e-3, 6e-3):
         expected = all_pairs_within_reach(pos, radius, vel, chain, rest, candidates, margin, 0.01, SELF_CONTACT_ARC)
         assert len(expected) > segments / 4  # the next turn
-        first, last = rod_runs(candidates, chain, np.ones(n, bool))
-        assert np.all(first == 0) and np.all(last == n - 1)
-        found = _node_pairs(pos, radius, vel, chain, rest, candidates, lo, hi, first, last, margin, 0.01,
-                            SELF_CONTACT_ARC)
-        np.testing.assert_array_equal(found, expected)
-
-
-@pytest.mark.parametrize("seed", range(4))
-def test_the_walk_along_a_crumpled_rod_finds_every_pair_within_reach(seed):
-    """Two rods as random walks in a small box, steps of 0.05-1.5 mm (the walk's jumps are bounded by the longest),
-    folding back on themselves and crossing each other all the time, with a chainless node and an FEM-like chain
-    among them; at rest, in motion, and in the list's build (no velocity, a negative minimum distance): the pairs
-    equal the all-pairs loop's."""
-    from cond_ros.sim.collision.dynamic_contacts import SELF_CONTACT_ARC, _node_pairs, pair_search_layout
-    rng = np.random.default_rng(100 + seed)
-    pieces, chains, rods = [], [], []
-    for rod, count in enumerate((300, 200)):
-        steps = rng.normal(size=(count, 3))
-        steps *= (rng.uniform(0.05e-3, 1.5e-3, count) / np.linalg.norm(steps, axis=1))[:, None]
-        walk = np.cumsum(steps, axis=0)
-        pieces.append(np.abs((walk + 0.01) % 0.04 - 0.02))  # folded into a 2 cm box
-        chains.append(np.full(count, rod))
-        rods.append(np.ones(count, bool))
-    pieces.append(rng.uniform(0.0, 0.02, (60, 3)))  # an FEM-like chain and chainless nodes
-    chains.append(np.where(np.arange(60) < 40, 2, -1))
-    rods.append(np.zeros(60, bool))
-    pos, chain, rod = np.concatenate(pieces), np.concatenate(chains), np.concatenate(rods)
-    n = len(pos)
-    radius = np.full(n, 1e-3)
-    rest = np.zeros((n, 3))
-    rest[:300, 0] = np.arange(300) * 0.5e-3
-    rest[300:500, 0] = np.arange(200) * 0.5e-3
-    rest[500:] = pos[500:]
-    candidates = np.arange(n, dtype=np.int64)
-    layout = pair_search_layout(candidates, radius, chain, rest, rod)
-    for vel, margin, min_distance in ((np.zeros((n, 3)), 1e-3, 1e-12), (rng.normal(0.0, 0.05, (n, 3)), 3e-3, 1e-12),
-                                      (np.zeros((n, 3)), 7e-3, -1.0)):
-        expected = all_pairs_within_reach(pos, radius, vel, chain, rest, candidates, margin, 0.01, SELF_CONTACT_ARC)
-        if min_distance < 0:  # the list's build keeps coincident nodes too
-            expected = all_pairs_within_reach(pos, radius, vel, chain, rest, candidates, margin, 0.01,
-                                              SELF_CONTACT_ARC, min_distance)
-        found = _node_pairs(pos, radius, vel, chain, rest, candidates, *layout, margin, 0.01, SELF_CONTACT_ARC,
-                            min_distance)
-        assert len(expected) > 1000
+        found = _node_pairs(pos, radius, vel, chain, rest, candidates, lo, hi, margin, 0.01, SELF_CONTACT_ARC)
         np.testing.assert_array_equal(found, expected)
 
 
@@ -277,26 +229,3 @@ def test_kept_forces_are_numpys_stable_sort_and_world_forces(count):
     sorted_keys, world = keyed_world_forces(keys, frame, force)
     np.testing.assert_array_equal(sorted_keys, keys[order])
     np.testing.assert_array_equal(world, forces_to_world(frame, force)[order])
-
-
-def test_the_walk_does_not_jump_past_a_rod_coming_straight_back():
-    """A hairpin: a rod runs straight up from its first node and comes straight back down beside it, evenly
-    spaced, so that on the way back its distance to the first node falls by one spacing a node, as fast as the
-    walk's bound allows. Over reaches that end anywhere between two nodes, the pairs equal the all-pairs
-    loop's (a jump one node too far, or a bound taken from a shorter step, misses the first pair within reach)."""
-    from cond_ros.sim.collision.dynamic_contacts import SELF_CONTACT_ARC, _node_pairs, pair_search_layout
-    spacing, legs, offset, r = 0.5e-3, 120, 0.2e-3, 0.2e-3
-    up = np.stack([np.zeros(legs), np.zeros(legs), spacing * np.arange(legs)], axis=1)
-    down = up[::-1] + [offset, 0.0, 0.0]
-    pos = np.concatenate([up, down])
-    n = len(pos)
-    radius, chain, vel = np.full(n, r), np.zeros(n, np.int64), np.zeros((n, 3))
-    rest = np.zeros((n, 3))
-    rest[:, 0] = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(pos, axis=0), axis=1))])
-    candidates = np.arange(n, dtype=np.int64)
-    layout = pair_search_layout(candidates, radius, chain, rest, np.ones(n, bool))
-    for margin in np.linspace(1e-3, 1.5e-3, 23):
-        expected = all_pairs_within_reach(pos, radius, vel, chain, rest, candidates, margin, 0.01, SELF_CONTACT_ARC)
-        found = _node_pairs(pos, radius, vel, chain, rest, candidates, *layout, margin, 0.01, SELF_CONTACT_ARC)
-        assert (expected[:, 0] == 0).sum() >= 2  # the first node meets the way back
-        np.testing.assert_array_equal(found, expected)
