@@ -517,24 +517,6 @@ def times_basis(system, basis: np.ndarray, product, ranges: np.ndarray, augmente
     return out
 
 
-@kernel
-def packed_rows(matrix, ranges, first):
-    """The entries of each row of ``matrix`` within its column range ``ranges[r, first:first + 2]``, row after row:
-    (values, start), row r's at values[start[r]:start[r + 1]]. V-FPI reads P and A P so in every iteration of its
-    coarse correction: a rod's row of P holds 2 of k = 20 columns, of A P ~6, and at 1280 segments the dense n x k
-    arrays (1.2 MB each) left the core's 1 MB L2 at every iteration."""
-    n = matrix.shape[0]
-    start = np.zeros(n + 1, np.int64)
-    for r in range(n):
-        start[r + 1] = start[r] + max(ranges[r, first + 1] - ranges[r, first], 0)
-    values = np.empty(start[n])
-    for r in range(n):
-        lo = ranges[r, first]
-        for t in range(start[r + 1] - start[r]):
-            values[start[r] + t] = matrix[r, lo + t]
-    return values, start
-
-
 def coarse_operator(system, basis: np.ndarray, pattern=None, product=None, augmented=None):
     """(A P, P^T A P, P^T b, ranges) of the step's system for the coarse space ``basis``; ``ranges`` (n, 4)
     are the column ranges of the nonzeros of P and of A P, side by side (A P is written within its ranges only:

@@ -49,19 +49,14 @@ class StepWeights(NamedTuple):
 
 
 class CoarseSpace(NamedTuple):
-    """The two-level correction's P (n x k; k = 0 for none), A P, P^T A P, P^T b, the rows' nonzero column
-    ranges of P and A P (``coarse_space.coarse_operator``), and P and A P packed by rows within those ranges
-    (``coarse_space.packed_rows``: values and each row's start), which the iterations read."""
+    """The two-level correction's P (n x k; k = 0 for none), A P, P^T A P, P^T b and the rows' nonzero column
+    ranges of P and A P (``coarse_space.coarse_operator``)."""
 
     basis: np.ndarray
     a_basis: np.ndarray
     galerkin: np.ndarray
     b: np.ndarray
     ranges: np.ndarray
-    basis_packed: np.ndarray
-    basis_start: np.ndarray
-    a_basis_packed: np.ndarray
-    a_basis_start: np.ndarray
 
 
 class FixedPointOptions(NamedTuple):
@@ -345,44 +340,41 @@ FACTOR_NON_FINITE = 3  # G holds an inf or a NaN (a blown-up iterate's weights):
 
 
 @leaf_kernel
-def _subtract_transposed_product(a_packed, a_start, ranges, v, rhs):
-    """rhs -= (A P)^T v over the rows' column ranges of A P (``ranges[:, 2:]``; A P packed by rows within them:
-    ``a_packed``, ``a_start``), each entry of rhs in row order.
+def _subtract_transposed_product(coarse_a, ranges, v, rhs):
+    """rhs -= (A P)^T v over the rows' column ranges of A P (``ranges[:, 2:]``), each entry of rhs in row order.
 
     A run of rows with the same six columns (a rod: nearly all of them) keeps those six sums in registers:
     through memory each update waits on the last one's store (panda_cable, 320 segments: 10.0 -> 5.2 us, the
     same bits).
     """
-    n = ranges.shape[0]
+    n = coarse_a.shape[0]
     r = 0
     while r < n:
         # unsigned column offsets: numba checks a signed index for a negative value to wrap (linalg.U1)
         lo = np.uint64(ranges[r, 2])
         hi = np.uint64(ranges[r, 3])
         if hi != lo + U6:
-            first = np.uint64(a_start[r])
             for j in range(lo, hi):
-                rhs[j] -= a_packed[first + j - lo] * v[r]
+                rhs[j] -= coarse_a[r, j] * v[r]
             r += 1
             continue
         a0, a1, a2 = rhs[lo], rhs[lo + U1], rhs[lo + U2]
         a3, a4, a5 = rhs[lo + U3], rhs[lo + U4], rhs[lo + U5]
         while r < n and np.uint64(ranges[r, 2]) == lo and np.uint64(ranges[r, 3]) == hi:
             x = v[r]
-            first = np.uint64(a_start[r])
-            a0 -= a_packed[first] * x
-            a1 -= a_packed[first + U1] * x
-            a2 -= a_packed[first + U2] * x
-            a3 -= a_packed[first + U3] * x
-            a4 -= a_packed[first + U4] * x
-            a5 -= a_packed[first + U5] * x
+            a0 -= coarse_a[r, lo] * x
+            a1 -= coarse_a[r, lo + U1] * x
+            a2 -= coarse_a[r, lo + U2] * x
+            a3 -= coarse_a[r, lo + U3] * x
+            a4 -= coarse_a[r, lo + U4] * x
+            a5 -= coarse_a[r, lo + U5] * x
             r += 1
         rhs[lo], rhs[lo + U1], rhs[lo + U2] = a0, a1, a2
         rhs[lo + U3], rhs[lo + U4], rhs[lo + U5] = a3, a4, a5
 
 
 @kernel
-def coarse_correction(packed, matrix, factor, factor_state, counted_weight, coarse_b, ranges, contact_rows,
+def coarse_correction(coarse, coarse_a, matrix, factor, factor_state, counted_weight, coarse_b, ranges, contact_rows,
                       contact_span, dof_a, dof_b, frame, offset, regularization, w, force, in_coarse, v_star, v_next):
     """The two-level correction of V-FPI (not in the paper), in place on the plain update ``v_next``.
 
@@ -392,9 +384,8 @@ def coarse_correction(packed, matrix, factor, factor_state, counted_weight, coar
     G changes continuously across stick and slip). Without the contact rows the correction moves a
     body against its contacts and diverges. The correction vanishes at the fixed point, where
     A v = b + J_c^T lambda, so the solution is unchanged. ``ranges`` is
-    :func:`~cond_ros.sim.solvers.cond.coarse_space.coarse_operator`'s, ``packed`` the last four of
-    :class:`CoarseSpace`: P and A P packed by rows (at 1280 segments the dense n x k arrays, ~2/3 zeros, left the
-    core's cache every iteration); ``contact_rows`` and ``contact_span`` are :func:`contact_coarse_rows`'.
+    :func:`~cond_ros.sim.solvers.cond.coarse_space.coarse_operator`'s; ``contact_rows`` and ``contact_span`` are
+    :func:`contact_coarse_rows`'.
 
     G is kept up to date across iterations rather than rebuilt: ``matrix`` holds it (P^T A P at the first
     call) with each contact counted at the tangent weight in ``counted_weight`` (< 0: not counted yet), and
@@ -404,8 +395,7 @@ def coarse_correction(packed, matrix, factor, factor_state, counted_weight, coar
     [FACTOR_STALE, 0] at a solve's start): it is refactored only in an iteration that changed G (panda_cable,
     160 segments: the factorization was 1.2 of the 7.2 us an iteration of the correction).
     """
-    basis_packed, basis_start, a_packed, a_start = packed
-    k = coarse_b.shape[0]
+    k = coarse.shape[1]
     rhs = coarse_b.copy()
     for m in range(dof_a.shape[0]):
         if not in_coarse[m]:
@@ -438,7 +428,7 @@ def coarse_correction(packed, matrix, factor, factor_state, counted_weight, coar
                 matrix[i, j] += value
                 if j != i:
                     matrix[j, i] += value
-    _subtract_transposed_product(a_packed, a_start, ranges, v_next, rhs)
+    _subtract_transposed_product(coarse_a, ranges, v_next, rhs)
     for i in range(k):  # a blown-up iterate, which np.linalg.solve rejects: no correction, theta stops the loop
         if not abs(rhs[i]) < np.inf:
             return
@@ -458,12 +448,10 @@ def coarse_correction(packed, matrix, factor, factor_state, counted_weight, coar
         delta = solve_banded_cholesky(factor, factor_state[1], rhs)
     else:
         delta = np.linalg.solve(matrix, rhs)
-    for r in range(ranges.shape[0]):
+    for r in range(coarse.shape[0]):
         acc = 0.0
-        lo = np.uint64(ranges[r, 0])  # unsigned: linalg.U1
-        first = np.uint64(basis_start[r])
-        for j in range(lo, np.uint64(ranges[r, 1])):
-            acc += basis_packed[first + j - lo] * delta[j]
+        for j in range(np.uint64(ranges[r, 0]), np.uint64(ranges[r, 1])):  # unsigned: linalg.U1
+            acc += coarse[r, j] * delta[j]
         v_next[r] += acc
 
 
@@ -489,8 +477,7 @@ def velocity_fixed_point(system, contacts, step_weights, coarse_space, options, 
     b = system.b
     group_start, dof_a, dof_b, frame, friction, offset = contacts
     weights, block_dof, block_size, block_ptr, block_data, weight_mode = step_weights
-    coarse, _, galerkin, coarse_b, coarse_ranges, basis_packed, basis_start, a_packed, a_start = coarse_space
-    packed = (basis_packed, basis_start, a_packed, a_start)
+    coarse, coarse_a, galerkin, coarse_b, coarse_ranges = coarse_space
     regularization, projection, chebyshev, chebyshev_start, under_relaxation, tolerance, max_iterations = options
     n = v.shape[0]
     w = weights.copy()
@@ -556,7 +543,7 @@ def velocity_fixed_point(system, contacts, step_weights, coarse_space, options, 
                     in_coarse[m] = True
                     joined = True
             if it > 0 and not joined:
-                coarse_correction(packed, coarse_matrix, coarse_factor, factor_state, counted_weight,
+                coarse_correction(coarse, coarse_a, coarse_matrix, coarse_factor, factor_state, counted_weight,
                                   coarse_b, coarse_ranges, contact_rows, contact_span, dof_a, dof_b, frame, offset,
                                   regularization, w, force, in_coarse, v_star, v_next)
         if chebyshev:

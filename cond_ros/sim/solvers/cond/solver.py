@@ -13,8 +13,8 @@ from ...linalg import virtual_node_velocities
 from ...validate import ModelError, scalar
 from ..base import SimulationError, SolverBase, require_isotropic_friction
 from ..friction_cone import PROJECTION_PROXIMAL, PROJECTION_STRICT, project_cone
-from .coarse_space import (coarse_basis, coarse_operator, extend_pattern, has_row_pattern, packed_rows, product_terms,
-                           row_pattern, rows_are_static)
+from .coarse_space import (coarse_basis, coarse_operator, extend_pattern, has_row_pattern, product_terms, row_pattern,
+                           rows_are_static)
 from .fixed_point import (CoarseSpace, FixedPointOptions, NodeContacts, StepWeights,
                           contact_velocities, velocity_fixed_point, warm_start_owners)
 from .weights import (BLOCK_LARGEST_EIGENVALUE, POWER_ITERATIONS, WEIGHTS_BB1, WEIGHTS_BB2, WEIGHTS_BB_ALTERNATING,
@@ -191,20 +191,17 @@ class SolverCOND(SolverBase):
             self._last_coarse = (basis, original, product)
 
     def _coarse_arrays(self, system: LinearSystem, augmented: AugmentedSystem):
-        """(P, A P, P^T A P, P^T b, column ranges, P and A P packed by rows) of the step (:class:`CoarseSpace`;
-        ``augmented``: ``system.augmented()``); empty (k = 0) without the coarse correction."""
+        """(P, A P, P^T A P, P^T b, column ranges) of the step (``augmented``: ``system.augmented()``); empty (k = 0)
+        without the coarse correction."""
         if not self.coarse_correction:
-            none = (np.zeros(0), np.zeros(system.size + 1, np.int64))
             return (np.zeros((system.size, 0)), np.zeros((system.size, 0)), np.zeros((0, 0)), np.zeros(0),
-                    np.zeros((system.size, 4), np.int64), *none, *none)
+                    np.zeros((system.size, 4), np.int64))
         space, self._coarse_space = self._coarse_space, None  # one step's space, never reused
         if space is None or space[0].shape[0] != system.size:
             raise ModelError("SolverCOND: coarse_correction needs the step's coarse space; call step(), or "
                              "prepare(state, contacts) before solve()")
         basis, pattern, product = space
-        a_basis, galerkin, coarse_b, ranges = coarse_operator(system, basis, pattern, product, augmented)
-        return (basis, a_basis, galerkin, coarse_b, ranges, *packed_rows(basis, ranges, 0),
-                *packed_rows(a_basis, ranges, 2))
+        return (basis, *coarse_operator(system, basis, pattern, product, augmented))
 
     def initial_guess(self, system: LinearSystem) -> np.ndarray:
         """v^1: the previous v_hat on the original DOFs, J_v v_hat on the virtual nodes (Sec. V-A5)."""

@@ -16,7 +16,7 @@ from cond_ros.scenes.registry import edited_scene
 from cond_ros.sim import SimulationError
 from cond_ros.sim.collision.nodalization import SOURCE_JOINT_LIMIT, build_contact_set
 from cond_ros.sim.solvers.cond.coarse_space import (ROD_COARSE_POINTS, coarse_basis, coarse_operator,
-                                                    has_row_pattern, packed_rows, row_pattern)
+                                                    has_row_pattern, row_pattern)
 from cond_ros.sim.solvers.cond.fixed_point import FACTOR_STALE, coarse_correction, contact_coarse_rows
 from cond_ros.sim.solvers.cond.solver import SolverCOND
 from cond_ros.sim.validate import ModelError
@@ -210,21 +210,6 @@ def test_virtual_nodes_follow_their_owners_so_coarse_motions_leave_the_kv_spring
     assert np.all(np.linalg.eigvalsh(galerkin) > 0.0)  # P has full column rank, A is positive definite
 
 
-def test_packed_rows_hold_each_rows_entries_within_its_range_in_order(problem):
-    """P and A P packed by rows: row r's values are its dense entries ranges[r, lo]..ranges[r, hi], bit for bit, at
-    start[r]..start[r + 1]; an empty range packs nothing."""
-    _, _, _, system = problem
-    basis = _grip_basis(problem)
-    a_basis, _, _, ranges = coarse_operator(system, basis)
-    assert (ranges[:, 1] == ranges[:, 0]).any() and (ranges[:, 1] - ranges[:, 0] > 1).any()
-    for matrix, first in ((basis, 0), (a_basis, 2)):
-        values, start = packed_rows(matrix, ranges, first)
-        widths = ranges[:, first + 1] - ranges[:, first]
-        np.testing.assert_array_equal(start, np.concatenate([[0], np.cumsum(widths)]))
-        expected = np.concatenate([matrix[r, ranges[r, first]:ranges[r, first + 1]] for r in range(len(matrix))])
-        np.testing.assert_array_equal(values, expected)
-
-
 def _contact_jacobian(contacts, size):
     """J_c as a dense (3 m, n) matrix, row 3 m + e = frame_m[e] on side a minus side b."""
     jac = np.zeros((3 * contacts.count, size))
@@ -278,11 +263,10 @@ def test_the_correction_kernel_is_its_galerkin_solve_written_out_densely(problem
     sliding_further[2, 1:] *= 0.5
     # and a third with nothing changed: G's factor from the second call serves again
     factor, factor_state = np.empty_like(matrix), np.array([FACTOR_STALE, 0])
-    packed = (*packed_rows(basis, ranges, 0), *packed_rows(a_basis, ranges, 2))
     for forces in (force, sliding_further, sliding_further):
         expected_matrix, expected = dense(forces)
         actual = v_next.copy()
-        coarse_correction(packed, matrix, factor, factor_state, counted, coarse_b, ranges, kernel_rows, span,
+        coarse_correction(basis, a_basis, matrix, factor, factor_state, counted, coarse_b, ranges, kernel_rows, span,
                           contacts.dof_a, contacts.dof_b, contacts.frame, contacts.offset, 0.0, w, forces, in_coarse,
                           v_star, actual)
         np.testing.assert_allclose(matrix, expected_matrix, rtol=1e-12, atol=1e-12 * np.abs(expected_matrix).max())
@@ -301,8 +285,7 @@ def test_the_correction_skips_a_blown_up_iterate(grip):
         v_next = np.zeros(system.size)
         v_next[0] = bad
         actual = v_next.copy()
-        coarse_correction((*packed_rows(basis, ranges, 0), *packed_rows(a_basis, ranges, 2)), galerkin.copy(),
-                          np.empty_like(galerkin), np.array([FACTOR_STALE, 0]),
+        coarse_correction(basis, a_basis, galerkin.copy(), np.empty_like(galerkin), np.array([FACTOR_STALE, 0]),
                           np.full(contacts.count, -1.0), coarse_b, ranges, rows, span, contacts.dof_a, contacts.dof_b,
                           contacts.frame, contacts.offset, 0.0, np.full(system.size, 1e-3), force,
                           np.ones(contacts.count, bool), np.zeros(system.size), actual)
