@@ -103,7 +103,8 @@ class SimNode(Node):
         self.last_stats = None
         # steps whose solve stopped at the solver's iteration cap, unconverged: in all, and since the last report
         self.iteration_cap = getattr(self.sim.solver, "max_iterations", None)
-        self.solver_tolerance = getattr(self.sim.solver, "tolerance", 0.0)
+        # what the solver stops at on this model (COND may widen its tolerance on a large one), not its tolerance
+        self.stopping_threshold = getattr(self.sim.solver, "stopping_threshold", 0.0)
         self.capped_steps, self.capped_since_report = 0, 0
         self.failure = None  # why the last step failed, until a reset of the state (/diagnostics says ERROR)
         self.commands_accepted = self.commands_rejected = 0  # since the start (/diagnostics)
@@ -430,12 +431,12 @@ class SimNode(Node):
         stepped = time.monotonic()
         stats = self.last_stats
         if self.iteration_cap is not None and stats.iterations >= self.iteration_cap and \
-                not stats.residual < self.solver_tolerance:
+                not stats.residual < self.stopping_threshold:
             self.capped_steps += 1
             self.capped_since_report += 1
             self.warn("iteration_cap", f"the step from t = {sim.previous_state.time:.6f} s stopped at the solver's "
                                        f"iteration cap ({self.iteration_cap}) with residual {stats.residual:.3g} "
-                                       f"(tolerance {self.solver_tolerance:g}): its result is not converged "
+                                       f"(stopping threshold {self.stopping_threshold:g}): its result is not converged "
                                        f"({self.capped_steps} such steps so far)")
         if self._created is not None:
             self.get_logger().info(f"{FIRST_STEP_LOG}, {stepped - self._created:.2f} s after the node started")

@@ -85,6 +85,13 @@ class SolverBase:
         self.regularization = non_negative("regularization", regularization)
         self.warm_start = bool(warm_start)
 
+    @property
+    def stopping_threshold(self) -> float:
+        """The residual below which an iterative solver stops on its model: ``tolerance``, unless the solver scales
+        it with the model (``SolverCOND``'s ``tolerance_reference_dofs``). A solver without a tolerance has none
+        (AttributeError)."""
+        return self.tolerance
+
     def prepare(self, state: State, contacts: ContactSet) -> None:
         """Set up what :meth:`solve` needs from the model beyond the linear system (called by :meth:`step`)."""
 
