@@ -189,41 +189,51 @@ def _virtual_node_rows(basis, n_o, vn_dof, vn_size, vn_jac) -> None:
 
 
 @kernel
-def product_terms(indptr, indices, pattern_ptr, pattern_columns, k):
-    """The sparsity structure of A_o P (original rows), from A_o's CSR pattern and :func:`row_pattern` of P.
+def product_terms(indptr, indices, row_group, pattern_ptr, pattern_columns, k):
+    """The sparsity structure of A_o P (original rows), from A_o's CSR pattern, its DOF groups (``row_group``: the
+    rows of a group share one column list) and :func:`row_pattern` of P.
 
-    Returns (entry_ptr, entry_column, term_ptr, term_nonzero, term_row): row i of A_o P has the nonzero
-    entries entry_ptr[i]..entry_ptr[i + 1], entry e in column entry_column[e] and equal to the sum of
-    data[term_nonzero[t]] * P[term_row[t], entry_column[e]] over its terms t (in A's nonzero order). Both
-    patterns are fixed while the model is (rod, robot and FEM columns alike), so this is built once.
+    Returns (entry_ptr, entry_column, term_ptr, term_offset, term_row, multiply_adds): the rows of group g have
+    the nonzero entries entry_ptr[g]..entry_ptr[g + 1], entry e in column entry_column[e]; in row i of the group
+    it is the sum of data[indptr[i] + term_offset[t]] * P[term_row[t], entry_column[e]] over its terms t (in A's
+    nonzero order). A group's rows share their terms: one list per row held six copies of a rod segment's, of
+    which :func:`original_rows_serial` read one, strided through 2.2 MB at 1280 segments. ``multiply_adds``: the
+    terms summed over every row (what :func:`coarse_in_parallel` weighs). Both patterns are fixed while the
+    model is (rod, robot and FEM columns alike), so this is built once.
     """
-    n_o = indptr.shape[0] - 1
+    groups = row_group.shape[0] - 1
     entries = 0
     terms = 0
+    multiply_adds = 0
     seen = np.full(k, -1, np.int64)
-    for i in range(n_o):
+    for g in range(groups):
+        i = row_group[g]
+        group_terms = 0
         for p in range(indptr[i], indptr[i + 1]):
             c = indices[p]
-            terms += pattern_ptr[c + 1] - pattern_ptr[c]
+            group_terms += pattern_ptr[c + 1] - pattern_ptr[c]
             for q in range(pattern_ptr[c], pattern_ptr[c + 1]):
-                if seen[pattern_columns[q]] != i:
-                    seen[pattern_columns[q]] = i
+                if seen[pattern_columns[q]] != g:
+                    seen[pattern_columns[q]] = g
                     entries += 1
-    entry_ptr = np.zeros(n_o + 1, np.int64)
+        terms += group_terms
+        multiply_adds += group_terms * (row_group[g + 1] - i)
+    entry_ptr = np.zeros(groups + 1, np.int64)
     entry_column = np.empty(entries, np.int64)
     term_ptr = np.zeros(entries + 1, np.int64)
-    term_nonzero = np.empty(terms, np.int64)
+    term_offset = np.empty(terms, np.int64)
     term_row = np.empty(terms, np.int64)
     count = np.zeros(k, np.int64)
     e = 0
     t = 0
-    for i in range(n_o):
+    for g in range(groups):
+        i = row_group[g]
         count[:] = 0
         for p in range(indptr[i], indptr[i + 1]):
             c = indices[p]
             for q in range(pattern_ptr[c], pattern_ptr[c + 1]):
                 count[pattern_columns[q]] += 1
-        for j in range(k):  # the row's entries in column order, each entry's terms in A's nonzero order
+        for j in range(k):  # the group's entries in column order, each entry's terms in A's nonzero order
             if count[j] == 0:
                 continue
             entry_column[e] = j
@@ -231,52 +241,54 @@ def product_terms(indptr, indices, pattern_ptr, pattern_columns, k):
                 c = indices[p]
                 for q in range(pattern_ptr[c], pattern_ptr[c + 1]):
                     if pattern_columns[q] == j:
-                        term_nonzero[t] = p
+                        term_offset[t] = p - indptr[i]
                         term_row[t] = c
                         t += 1
             e += 1
             term_ptr[e] = t
-        entry_ptr[i + 1] = e
-    return entry_ptr, entry_column, term_ptr, term_nonzero, term_row
+        entry_ptr[g + 1] = e
+    return entry_ptr, entry_column, term_ptr, term_offset, term_row, multiply_adds
 
 
-PARALLEL_MIN_TERMS = 500_000  # A_o P's terms from which it and P^T A P take all cores (see coarse_in_parallel)
+PARALLEL_MIN_TERMS = 500_000  # A_o P's multiply-adds from which it and P^T A P take all cores (see coarse_in_parallel)
 
 
 def coarse_in_parallel(product) -> bool:
-    """Whether :func:`times_basis` and the Galerkin product run on all cores: when A_o P has at least
-    ``PARALLEL_MIN_TERMS`` terms (``product``: :func:`product_terms`). On 2 cores, 2026-11-26: soft_ball (2.0
-    million terms) 4.3 -> 2.9 ms; panda_cable at 1280 segments (138 000) 483 -> 493 us, at 320 133 -> 285 us."""
-    return len(product[3]) >= PARALLEL_MIN_TERMS
+    """Whether :func:`times_basis` and the Galerkin product run on all cores: when A_o P takes at least
+    ``PARALLEL_MIN_TERMS`` multiply-adds (``product``: :func:`product_terms`). On 2 cores, 2026-11-26: soft_ball
+    (2.0 million) 4.3 -> 2.9 ms; panda_cable at 1280 segments (138 000) 483 -> 493 us, at 320 133 -> 285 us."""
+    return product[5] >= PARALLEL_MIN_TERMS
 
 
 @kernel
 def original_rows_serial(indptr, data, row_group, basis, product, ranges, out):
-    """Rows 0..n_o of A_o P (see :func:`times_basis`), entry by entry over its terms.
-
-    The rows of a DOF group (``row_group``) share A's column list, so they share their entries' terms, offset
-    by their rows' starts in ``data``: a group of six (a rod segment) reads each term's P value once for its
-    six sums (panda_cable, 320 segments: 84 -> 61 us a step, the same bits). Each row's column range is zeroed
-    before its entries: the columns between them that have no terms are read as zeros."""
-    entry_ptr, entry_column, term_ptr, term_nonzero, term_row = product
+    """Rows 0..n_o of A_o P (see :func:`times_basis`), entry by entry over its terms, a DOF group
+    (``row_group``) at a time: a group's rows share their terms, offset by their rows' starts in ``data``, so a
+    group of six (a rod segment) reads each term's P value once for its six sums (panda_cable, 320 segments: 84
+    -> 61 us a step, the same bits). Each row's column range is zeroed before its entries: the columns between
+    them that have no terms are read as zeros."""
+    entry_ptr, entry_column, term_ptr, term_offset, term_row, _ = product
     for g in range(row_group.shape[0] - 1):
         first = row_group[g]
         rows = row_group[g + 1] - first
+        if entry_ptr[g + 1] > entry_ptr[g]:
+            lo, hi = entry_column[entry_ptr[g]], entry_column[entry_ptr[g + 1] - 1] + 1
+            for i in range(first, first + rows):
+                out[i, lo:hi] = 0.0
+                ranges[i, 2] = lo
+                ranges[i, 3] = hi
+        # unsigned offsets: a signed index is checked for a negative value to wrap (``linalg._block_matvec``)
+        start = np.uint64(indptr[first])
         if rows == 6:
             s1, s2, s3 = indptr[first + 1] - indptr[first], indptr[first + 2] - indptr[first], \
                 indptr[first + 3] - indptr[first]
             s4, s5 = indptr[first + 4] - indptr[first], indptr[first + 5] - indptr[first]
-            if entry_ptr[first + 1] > entry_ptr[first]:
-                lo, hi = entry_column[entry_ptr[first]], entry_column[entry_ptr[first + 1] - 1] + 1
-                for i in range(first, first + 6):
-                    out[i, lo:hi] = 0.0
-            # unsigned offsets: a signed index is checked for a negative value to wrap (``linalg._block_matvec``)
             s1, s2, s3, s4, s5 = np.uint64(s1), np.uint64(s2), np.uint64(s3), np.uint64(s4), np.uint64(s5)
-            for e in range(entry_ptr[first], entry_ptr[first + 1]):
+            for e in range(entry_ptr[g], entry_ptr[g + 1]):
                 j = np.uint64(entry_column[e])
                 a0 = a1 = a2 = a3 = a4 = a5 = 0.0
                 for t in range(term_ptr[e], term_ptr[e + 1]):
-                    p = np.uint64(term_nonzero[t])
+                    p = start + np.uint64(term_offset[t])
                     x = basis[np.uint64(term_row[t]), j]
                     a0 += data[p] * x
                     a1 += data[p + s1] * x
@@ -288,18 +300,13 @@ def original_rows_serial(indptr, data, row_group, basis, product, ranges, out):
                 out[first + 3, j], out[first + 4, j], out[first + 5, j] = a3, a4, a5
         else:
             for i in range(first, first + rows):
-                if entry_ptr[i + 1] > entry_ptr[i]:
-                    out[i, entry_column[entry_ptr[i]]:entry_column[entry_ptr[i + 1] - 1] + 1] = 0.0
-                for e in range(entry_ptr[i], entry_ptr[i + 1]):
+                row_start = np.uint64(indptr[i])
+                for e in range(entry_ptr[g], entry_ptr[g + 1]):
                     j = np.uint64(entry_column[e])
                     acc = 0.0
                     for t in range(term_ptr[e], term_ptr[e + 1]):
-                        acc += data[np.uint64(term_nonzero[t])] * basis[np.uint64(term_row[t]), j]
+                        acc += data[row_start + np.uint64(term_offset[t])] * basis[np.uint64(term_row[t]), j]
                     out[i, j] = acc
-        for i in range(first, first + rows):
-            if entry_ptr[i + 1] > entry_ptr[i]:
-                ranges[i, 2] = entry_column[entry_ptr[i]]
-                ranges[i, 3] = entry_column[entry_ptr[i + 1] - 1] + 1
 
 
 @parallel_kernel
@@ -524,7 +531,7 @@ def coarse_operator(system, basis: np.ndarray, pattern=None, product=None, augme
     of its original rows, and ``augmented``: ``system.augmented()``, when known (computed here otherwise)."""
     ptr, columns = row_pattern(basis, 0) if pattern is None else pattern
     if product is None:
-        product = product_terms(system.indptr, system.indices, ptr, columns, basis.shape[1])
+        product = product_terms(system.indptr, system.indices, system.row_group, ptr, columns, basis.shape[1])
     ranges = np.empty((basis.shape[0], 4), np.int64)
     pattern_ranges(ptr, columns, ranges)
     a_basis = times_basis(system, basis, product, ranges, augmented)

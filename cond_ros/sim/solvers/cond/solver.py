@@ -185,8 +185,8 @@ class SolverCOND(SolverBase):
                 original, product = last[1], last[2]
             else:
                 original = row_pattern(basis[:n_o], 0)
-                product = product_terms(contacts.pattern.indptr, contacts.pattern.indices, *original,
-                                        basis.shape[1])
+                pattern = contacts.pattern
+                product = product_terms(pattern.indptr, pattern.indices, pattern.row_group, *original, basis.shape[1])
             self._coarse_space = (basis, extend_pattern(original, basis, n_o), product)
             self._last_coarse = (basis, original, product)
 
