@@ -408,11 +408,35 @@ def neighbour_windows(candidates, radius, chain, rest, arc_factor):
 
 
 @kernel
-def _node_pairs(pos, radius, vel, chain, rest, candidates, window_lo, window_hi, margin, dt, arc_factor,
-                min_distance=1e-12):
+def chain_bands(candidates, radius, chain, rest, arc_factor, window_hi):
+    """For each candidate c, the last candidate of the run after its window (``window_hi``: :func:`neighbour_windows`)
+    whose members lie on c's chain within ``arc_factor + NODE_PAIR_BAND`` times their radii of it at rest (c's
+    band; ``window_hi[c]`` when the run is empty). A :class:`NodePairList` tests these pairs every step instead of
+    listing them: a straight rod's nodes just beyond the window are within the list's reach, so listing them
+    made the list grow with the square of the segments (panda_cable: 7 776 pairs at 1280, ~6 a node)."""
+    n = candidates.shape[0]
+    band_hi = np.empty(n, np.int64)
+    for c in range(n):
+        i = candidates[c]
+        k = window_hi[c] + 1
+        while k < n and chain[i] >= 0 and chain[candidates[k]] == chain[i]:
+            j = candidates[k]
+            rx = rest[i, 0] - rest[j, 0]
+            ry = rest[i, 1] - rest[j, 1]
+            rz = rest[i, 2] - rest[j, 2]
+            if np.sqrt(rx * rx + ry * ry + rz * rz) > (arc_factor + NODE_PAIR_BAND) * (radius[i] + radius[j]):
+                break
+            k += 1
+        band_hi[c] = k - 1
+    return band_hi
+
+
+@kernel
+def _node_pairs(pos, radius, vel, chain, rest, candidates, skip_hi, margin, dt, arc_factor, min_distance=1e-12):
     """(i, j) of node pairs within reach, i < j, excluding near neighbours at rest on a chain; shape (pairs, 2),
-    in the order of a double loop over ``candidates`` (ascending), whatever the search. ``window_lo``,
-    ``window_hi``: :func:`neighbour_windows` of the candidates, whose pairs are not tested.
+    in the order of a double loop over ``candidates`` (ascending), whatever the search. The pairs of candidates
+    ci < cj <= ``skip_hi[ci]`` are not tested: :func:`neighbour_windows`' upper ends (neighbours at rest, which
+    the test would refuse), or :func:`chain_bands` (a :class:`NodePairList`'s search, which leaves them out).
 
     A uniform grid replaces the all-pairs loop (14 ms for the soft gripper's 2 x 1000 surface nodes): a
     cell is as wide as the largest reach of any pair, 2 r_max + margin + 2 dt (2 |v|_max), so a pair
@@ -468,10 +492,10 @@ def _node_pairs(pos, radius, vel, chain, rest, candidates, window_lo, window_hi,
                     ca = order[sa]
                     for sb in range(max(lo_run, sa + 1), hi_run):
                         cb = order[sb]
-                        if window_lo[ca] <= cb and cb <= window_hi[ca]:  # neighbours at rest: no contact
-                            continue
                         ci = min(ca, cb)
                         cj = max(ca, cb)
+                        if cj <= skip_hi[ci]:
+                            continue
                         if not _within_reach(candidates[ci], candidates[cj], pos, radius, vel, chain, rest, margin,
                                              dt, arc_factor, min_distance):
                             continue
@@ -522,8 +546,9 @@ class NodePairList:
     d and moves slower than v, with 2 d + 4 dt v below the skin, a pair within reach now (gap < margin +
     2 dt |v_i - v_j|) was within margin + skin then, so testing the listed pairs finds exactly the pairs the
     full search would, in its order. A wound cable's nodes move ~0.2 mm a step: the grid search (~50 us a step
-    at 320 rod nodes) runs every few steps instead of every step. Held by one simulator: a list only ever
-    answers for the model and candidates it was built for. A list that would hold more than
+    at 320 rod nodes) runs every few steps instead of every step. The pairs of a chain's band
+    (:func:`chain_bands`) are not listed but tested every step (:func:`_listed_pairs`). Held by one simulator: a
+    list only ever answers for the model and candidates it was built for. A list that would hold more than
     ``NODE_PAIR_LIST_MAX`` pairs a node is given up for its model: every call is a full search then."""
 
     def __init__(self):
@@ -531,6 +556,7 @@ class NodePairList:
         self.candidates = None
         self.built = None  # the candidates' positions at the search
         self.pairs = None
+        self.band_hi = None  # chain_bands of the candidates
         self.skin = 0.0
         self.searches = 0  # full searches made (for tests and profiles)
 
@@ -540,29 +566,38 @@ class NodePairList:
         margin = model.contact_margin
         if windows is None:
             windows = neighbour_windows(candidates, radius, chain, rest, SELF_CONTACT_ARC)
+        window_hi = windows[1]
         if self.model is model and self.candidates is candidates and self.pairs is None:  # a list does not pay
-            return _node_pairs(pos, radius, vel, chain, rest, candidates, *windows, margin, dt, SELF_CONTACT_ARC)
+            return _node_pairs(pos, radius, vel, chain, rest, candidates, window_hi, margin, dt, SELF_CONTACT_ARC)
         if not (self.model is model and self.candidates is candidates
                 and _list_holds(pos, vel, candidates, self.built, self.skin, dt)):
+            if not (self.model is model and self.candidates is candidates):
+                self.band_hi = chain_bands(candidates, radius, chain, rest, SELF_CONTACT_ARC, window_hi)
             # wide enough for the nodes' speed now (with a quarter to spare), so that the list holds at least
             # for the step it is built in
             speed = float(np.max(np.sqrt(np.einsum("ij,ij->i", vel[candidates], vel[candidates]))))
             self.skin = NODE_PAIR_SKIN * 2.0 * float(np.max(radius[candidates])) + 1.25 * 4.0 * dt * speed
-            self.pairs = _node_pairs(pos, radius, np.zeros_like(vel), chain, rest, candidates, *windows,
+            self.pairs = _node_pairs(pos, radius, np.zeros_like(vel), chain, rest, candidates, self.band_hi,
                                      margin + self.skin, dt, SELF_CONTACT_ARC, -1.0)
             self.model, self.candidates, self.built = model, candidates, pos[candidates]
             self.searches += 1
             if len(self.pairs) > NODE_PAIR_LIST_MAX * len(candidates):
                 # an FEM surface lists ~10 pairs a node (soft_gripper: the list's tests cost more than searches)
                 self.pairs = None
-                return _node_pairs(pos, radius, vel, chain, rest, candidates, *windows, margin, dt, SELF_CONTACT_ARC)
-        return _listed_pairs(pos, radius, vel, chain, rest, self.pairs, margin, dt, SELF_CONTACT_ARC)
+                return _node_pairs(pos, radius, vel, chain, rest, candidates, window_hi, margin, dt,
+                                   SELF_CONTACT_ARC)
+        return _listed_pairs(pos, radius, vel, chain, rest, candidates, window_hi, self.band_hi, self.pairs, margin,
+                             dt, SELF_CONTACT_ARC)
 
 
 #: a node pair list's skin in node diameters (beyond what the nodes' speed asks for): wider, fewer searches and
 #: more listed pairs to test each step (panda_cable, 320 segments, dt 10 ms: a search every 5 / 10 steps at 1 / 2
 #: diameters, the node pairs 33 / 38 us a step with the searches, 52 without a list)
 NODE_PAIR_SKIN = 1.0
+#: how far a chain's band (:func:`chain_bands`) reaches past its window, in the same units as ``SELF_CONTACT_ARC``
+#: (sums of radii): past the list's reach on a straight rod (margin + a skin of ``NODE_PAIR_SKIN`` + the
+#: nodes' speed), so that a rod lists only what lies across from it (a next turn, a post's other side)
+NODE_PAIR_BAND = 1.0
 #: a list with more pairs than this per candidate node is given up for the model. A rod lists more the finer
 #: it is (a node diameter of neighbours in the next turn): panda_cable ~2 a node at 320 segments, up to 8.3 at
 #: 1280, where the list takes collision from 0.92 to 0.58 ms in a median step and 0.91 to 0.82 ms on average
@@ -586,21 +621,52 @@ def _list_holds(pos, vel, candidates, built, skin, dt):
 
 
 @kernel
-def _listed_pairs(pos, radius, vel, chain, rest, listed, margin, dt, arc_factor):
-    """The pairs of ``listed`` (in its order) within reach now: :func:`_node_pairs`' test on each."""
-    keep = np.empty(listed.shape[0], np.bool_)
+def _listed_pairs(pos, radius, vel, chain, rest, candidates, window_hi, band_hi, listed, margin, dt, arc_factor):
+    """The pairs within reach now, in :func:`_node_pairs`' order and by its test: for each candidate, those of
+    its band (:func:`chain_bands`), then its pairs in ``listed`` (which holds no band pair).
+
+    A band is walked along the chain and left once no later member can be within reach: by the triangle
+    inequality, a member further on is at least the current distance less the sum of the steps between
+    consecutive candidates up to it (``arc``, prefix sums of those steps), and a pair within reach is closer than
+    R = 2 r_max + margin + 4 dt v_max. On a straight or wound rod the first member of a band already rules out
+    the rest."""
+    n = candidates.shape[0]
+    r_max, v_max = 0.0, 0.0
+    arc = np.zeros(n)
+    for c in range(n):
+        i = candidates[c]
+        r_max = max(r_max, radius[i])
+        v_max = max(v_max, np.sqrt(vel[i, 0] ** 2 + vel[i, 1] ** 2 + vel[i, 2] ** 2))
+        if c > 0:
+            j = candidates[c - 1]
+            arc[c] = arc[c - 1] + np.sqrt((pos[i, 0] - pos[j, 0]) ** 2 + (pos[i, 1] - pos[j, 1]) ** 2
+                                          + (pos[i, 2] - pos[j, 2]) ** 2)
+    # 1e-9 to spare: the distances' rounding must never end a band before a pair the test would take
+    reach = (2.0 * r_max + margin + 4.0 * dt * v_max) * (1.0 + 1e-9)
+    out = np.empty((max(16, listed.shape[0]), 2), np.int64)
     count = 0
-    for p in range(listed.shape[0]):
-        keep[p] = _within_reach(listed[p, 0], listed[p, 1], pos, radius, vel, chain, rest, margin, dt, arc_factor)
-        count += keep[p]
-    out = np.empty((count, 2), np.int64)
-    k = 0
-    for p in range(listed.shape[0]):
-        if keep[p]:
-            out[k, 0] = listed[p, 0]
-            out[k, 1] = listed[p, 1]
-            k += 1
-    return out
+    p = 0
+    for c in range(n):
+        i = candidates[c]
+        for k in range(window_hi[c] + 1, band_hi[c] + 1):
+            j = candidates[k]
+            if _within_reach(i, j, pos, radius, vel, chain, rest, margin, dt, arc_factor):
+                out = _grow(out, count)
+                out[count, 0] = i
+                out[count, 1] = j
+                count += 1
+            dist = np.sqrt((pos[i, 0] - pos[j, 0]) ** 2 + (pos[i, 1] - pos[j, 1]) ** 2
+                           + (pos[i, 2] - pos[j, 2]) ** 2)
+            if dist - (arc[band_hi[c]] - arc[k]) > reach:
+                break
+        while p < listed.shape[0] and listed[p, 0] == i:
+            if _within_reach(i, listed[p, 1], pos, radius, vel, chain, rest, margin, dt, arc_factor):
+                out = _grow(out, count)
+                out[count, 0] = i
+                out[count, 1] = listed[p, 1]
+                count += 1
+            p += 1
+    return out[:count].copy()
 
 
 def detect_node_pairs(model: Model, pos, radius, vel, node, chain, rest, dt: float, candidates=None,
@@ -623,6 +689,6 @@ def detect_node_pairs(model: Model, pos, radius, vel, node, chain, rest, dt: flo
     else:
         if windows is None:
             windows = neighbour_windows(candidates, radius, chain, rest, SELF_CONTACT_ARC)
-        pairs = _node_pairs(pos, radius, vel, chain, rest, candidates, *windows, model.contact_margin, dt,
+        pairs = _node_pairs(pos, radius, vel, chain, rest, candidates, windows[1], model.contact_margin, dt,
                             SELF_CONTACT_ARC)
     return (pairs, *_node_pair_geometry(pos, radius, pairs))

@@ -85,16 +85,15 @@ def test_node_point_must_be_the_centre():
 
 
 def all_pairs_within_reach(pos, radius, vel, chain, rest, candidates, margin, dt, arc_factor):
-    """The definition, pair by pair (numpy, no grid)."""
+    """The definition, for each candidate against every later one (numpy, no grid)."""
     out = []
     for a, i in enumerate(candidates):
-        for j in candidates[a + 1:]:
-            if chain[i] >= 0 and chain[i] == chain[j] and \
-                    np.linalg.norm(rest[i] - rest[j]) <= arc_factor * (radius[i] + radius[j]):
-                continue
-            dist = np.linalg.norm(pos[i] - pos[j])
-            if dist - radius[i] - radius[j] < margin + 2 * dt * np.linalg.norm(vel[i] - vel[j]) and dist > 1e-12:
-                out.append((i, j))
+        j = candidates[a + 1:]
+        at_rest = (chain[i] >= 0) & (chain[j] == chain[i]) & \
+            (np.linalg.norm(rest[j] - rest[i], axis=1) <= arc_factor * (radius[i] + radius[j]))
+        dist = np.linalg.norm(pos[j] - pos[i], axis=1)
+        reach = dist - radius[i] - radius[j] < margin + 2 * dt * np.linalg.norm(vel[j] - vel[i], axis=1)
+        out.extend((i, k) for k in j[~at_rest & reach & (dist > 1e-12)])
     return np.array(out, np.int64).reshape(-1, 2)
 
 
@@ -112,7 +111,7 @@ def test_grid_node_pair_search_finds_exactly_the_pairs_within_reach_in_loop_orde
     expected = all_pairs_within_reach(pos, radius, vel, chain, rest, candidates, 1e-3, 0.01, SELF_CONTACT_ARC)
     assert len(expected) > 20
     windows = neighbour_windows(candidates, radius, chain, rest, SELF_CONTACT_ARC)
-    found = _node_pairs(pos, radius, vel, chain, rest, candidates, *windows, 1e-3, 0.01, SELF_CONTACT_ARC)
+    found = _node_pairs(pos, radius, vel, chain, rest, candidates, windows[1], 1e-3, 0.01, SELF_CONTACT_ARC)
     np.testing.assert_array_equal(found, expected)
 
 
@@ -145,7 +144,7 @@ def test_a_wound_rod_skips_its_neighbours_at_rest_and_finds_every_pair_within_re
     for margin in (1e-3, 6e-3):
         expected = all_pairs_within_reach(pos, radius, vel, chain, rest, candidates, margin, 0.01, SELF_CONTACT_ARC)
         assert len(expected) > segments / 4  # the next turn
-        found = _node_pairs(pos, radius, vel, chain, rest, candidates, lo, hi, margin, 0.01, SELF_CONTACT_ARC)
+        found = _node_pairs(pos, radius, vel, chain, rest, candidates, hi, margin, 0.01, SELF_CONTACT_ARC)
         np.testing.assert_array_equal(found, expected)
 
 
@@ -179,6 +178,64 @@ def test_a_node_pair_list_finds_what_the_full_search_finds_at_every_step(seed, s
         assert 3 <= pair_list.searches <= 40 and len(pair_list.pairs) <= NODE_PAIR_LIST_MAX * len(candidates)
     else:
         assert pair_list.pairs is None and pair_list.searches == 1
+
+
+def hairpin(spacing, bend_radius, length=0.13):
+    """A rod ``length`` long folded around a half circle of ``bend_radius`` [m] in its middle, its two straight
+    legs 2 ``bend_radius`` apart, nodes ``spacing`` apart in arc order: (positions, rest arc positions)."""
+    half = np.pi * bend_radius
+    arc = np.arange(0.0, length, spacing)
+    s = arc - 0.5 * (length - half)  # from the bend's start
+    theta = np.clip(s / bend_radius, 0.0, np.pi)
+    pos = np.stack([bend_radius * np.sin(theta), bend_radius * (1.0 - np.cos(theta)), np.zeros_like(s)], axis=1)
+    pos[s < 0, 0] = s[s < 0]
+    pos[s > half, 0] = half - s[s > half]
+    return pos, arc
+
+
+@pytest.mark.parametrize("spacing", [2.5e-3, 0.3e-3])
+def test_a_node_pair_list_leaves_a_rods_band_out_and_still_finds_its_pairs(spacing):
+    """A hairpin whose legs close from 9 to 5 mm apart over 40 steps, beside a long straight rod: the nodes
+    across the hairpin touch at every arc distance from the window's end (12 mm) on, inside the chain's band
+    and beyond it. The list's pairs equal the all-pairs loop's every step; the list holds no pair of a band;
+    and, on a fine rod, far fewer pairs than a list of every pair within its reach would (the straight rod's
+    neighbours just past its window made that grow with the square of its nodes)."""
+    from cond_ros.sim.collision.dynamic_contacts import SELF_CONTACT_ARC, NodePairList, _node_pairs, \
+        neighbour_windows
+
+    model = ModelBuilder().finalize()
+    r, dt = 2e-3, 0.01
+    rng = np.random.default_rng(7)
+    straight = np.arange(0.0, 0.12, spacing)
+    found_in_band = found_listed = 0
+    pair_list = NodePairList()
+    for step in range(40):
+        pos, arc = hairpin(spacing, 4.5e-3 - 2e-3 * step / 39, length=0.05)
+        pos = np.concatenate([pos, np.stack([straight, np.full_like(straight, 0.2), np.zeros_like(straight)], 1)])
+        rest = np.zeros_like(pos)
+        rest[:, 0] = np.concatenate([arc, straight])
+        n = len(pos)
+        pos = pos + rng.normal(0.0, 2e-5, pos.shape)
+        vel = rng.normal(0.0, 0.01, (n, 3))
+        radius = np.full(n, r)
+        chain = np.repeat([0, 1], [len(arc), len(straight)])
+        candidates = np.arange(n, dtype=np.int64) if step == 0 else candidates
+        expected = all_pairs_within_reach(pos, radius, vel, chain, rest, candidates, model.contact_margin, dt,
+                                          SELF_CONTACT_ARC)
+        found = pair_list.pairs_within_reach(model, pos, radius, vel, chain, rest, candidates, dt)
+        np.testing.assert_array_equal(found, expected)
+        in_band = found[:, 1] <= pair_list.band_hi[found[:, 0]]
+        found_in_band += int(in_band.sum())
+        found_listed += int((~in_band).sum())
+        assert not np.any(pair_list.pairs[:, 1] <= pair_list.band_hi[pair_list.pairs[:, 0]])
+    assert found_in_band > 0 and found_listed > 0
+    _, hi = neighbour_windows(candidates, radius, chain, rest, SELF_CONTACT_ARC)
+    assert np.all(pair_list.band_hi >= hi) and np.any(pair_list.band_hi > hi)
+    # what the list would hold without bands: every pair within its reach past the windows
+    unbanded = _node_pairs(pos, radius, np.zeros_like(vel), chain, rest, candidates, hi,
+                           model.contact_margin + pair_list.skin, dt, SELF_CONTACT_ARC, -1.0)
+    if spacing < 1e-3:
+        assert len(pair_list.pairs) < 0.5 * len(unbanded)
 
 
 @pytest.mark.parametrize("approach", ["moving", "speeding"])
