@@ -625,11 +625,10 @@ def _listed_pairs(pos, radius, vel, chain, rest, candidates, window_hi, band_hi,
     """The pairs within reach now, in :func:`_node_pairs`' order and by its test: for each candidate, those of
     its band (:func:`chain_bands`), then its pairs in ``listed`` (which holds no band pair).
 
-    A band is walked along the chain and left once no later member can be within reach: by the triangle
+    A band is walked along the chain, jumping the members that cannot be within reach: by the triangle
     inequality, a member further on is at least the current distance less the sum of the steps between
     consecutive candidates up to it (``arc``, prefix sums of those steps), and a pair within reach is closer than
-    R = 2 r_max + margin + 4 dt v_max. On a straight or wound rod the first member of a band already rules out
-    the rest."""
+    R = 2 r_max + margin + 4 dt v_max. A straight or wound rod 0.3 mm a segment tests ~3 of a band's ~13."""
     n = candidates.shape[0]
     r_max, v_max = 0.0, 0.0
     arc = np.zeros(n)
@@ -648,17 +647,23 @@ def _listed_pairs(pos, radius, vel, chain, rest, candidates, window_hi, band_hi,
     p = 0
     for c in range(n):
         i = candidates[c]
-        for k in range(window_hi[c] + 1, band_hi[c] + 1):
+        k = window_hi[c] + 1
+        while k <= band_hi[c]:
             j = candidates[k]
-            if _within_reach(i, j, pos, radius, vel, chain, rest, margin, dt, arc_factor):
-                out = _grow(out, count)
-                out[count, 0] = i
-                out[count, 1] = j
-                count += 1
             dist = np.sqrt((pos[i, 0] - pos[j, 0]) ** 2 + (pos[i, 1] - pos[j, 1]) ** 2
                            + (pos[i, 2] - pos[j, 2]) ** 2)
-            if dist - (arc[band_hi[c]] - arc[k]) > reach:
-                break
+            if dist < reach:
+                if _within_reach(i, j, pos, radius, vel, chain, rest, margin, dt, arc_factor):
+                    out = _grow(out, count)
+                    out[count, 0] = i
+                    out[count, 1] = j
+                    count += 1
+                k += 1
+                continue
+            beyond = arc[k] + (dist - reach)  # the members before this arc position are out of reach
+            k += 1
+            while k <= band_hi[c] and arc[k] < beyond:
+                k += 1
         while p < listed.shape[0] and listed[p, 0] == i:
             if _within_reach(i, listed[p, 1], pos, radius, vel, chain, rest, margin, dt, arc_factor):
                 out = _grow(out, count)

@@ -238,6 +238,30 @@ def test_a_node_pair_list_leaves_a_rods_band_out_and_still_finds_its_pairs(spaci
         assert len(pair_list.pairs) < 0.5 * len(unbanded)
 
 
+def test_a_bands_walk_jumps_no_member_within_reach_where_the_chain_heads_straight_back():
+    """The triangle inequality's bound is tight where the chain runs straight back towards a node: a rod (radius
+    0.5 mm, nodes 0.05 mm apart) goes 2.9 mm out and folds back 1.3 mm along itself, 0.01 mm aside, so the first
+    member of a node's band is 2.8 mm away (out of reach: 2 radii + a 1 mm margin) and the members 0.85 mm of
+    arc further are within reach. The list finds what the all-pairs loop finds, band pairs among them."""
+    from cond_ros.sim.collision.dynamic_contacts import SELF_CONTACT_ARC, NodePairList
+
+    model = ModelBuilder().finalize(contact_margin=0.001)
+    arc = np.arange(0.0, 4.2e-3, 5e-5)
+    out = 2.9e-3
+    pos = np.stack([np.where(arc <= out, arc, 2 * out - arc), np.where(arc <= out, 0.0, 1e-5), np.zeros_like(arc)], 1)
+    n = len(arc)
+    radius, chain, vel = np.full(n, 5e-4), np.zeros(n, np.int64), np.zeros((n, 3))
+    rest = np.zeros((n, 3))
+    rest[:, 0] = arc
+    candidates = np.arange(n, dtype=np.int64)
+    pair_list = NodePairList()
+    found = pair_list.pairs_within_reach(model, pos, radius, vel, chain, rest, candidates, 0.01)
+    expected = all_pairs_within_reach(pos, radius, vel, chain, rest, candidates, model.contact_margin, 0.01,
+                                      SELF_CONTACT_ARC)
+    np.testing.assert_array_equal(found, expected)
+    assert pair_list.pairs is not None and np.any(found[:, 1] <= pair_list.band_hi[found[:, 0]])
+
+
 @pytest.mark.parametrize("approach", ["moving", "speeding"])
 def test_a_node_pair_list_searches_again_when_nodes_could_have_come_within_reach(approach):
     """Two nodes just beyond the list's reach: closing the gap by 1.2 skins between calls (each moving 0.6), or
