@@ -408,18 +408,21 @@ def neighbour_windows(candidates, radius, chain, rest, arc_factor):
 
 
 @kernel
-def chain_bands(candidates, radius, chain, rest, arc_factor, window_hi):
-    """For each candidate c, the last candidate of the run after its window (``window_hi``: :func:`neighbour_windows`)
-    whose members lie on c's chain within ``arc_factor + NODE_PAIR_BAND`` times their radii of it at rest (c's
-    band; ``window_hi[c]`` when the run is empty). A :class:`NodePairList` tests these pairs every step instead of
-    listing them: a straight rod's nodes just beyond the window are within the list's reach, so listing them
-    made the list grow with the square of the segments (panda_cable: 7 776 pairs at 1280, ~6 a node)."""
+def chain_bands(candidates, radius, chain, rest, arc_factor, window_hi, on_arc):
+    """For each candidate c on an arc (``on_arc``, per point: a rod's node, whose chain's candidates come in arc
+    order), the last candidate of the run after its window (``window_hi``: :func:`neighbour_windows`) whose
+    members lie on c's chain within ``arc_factor + NODE_PAIR_BAND`` times their radii of it at rest (c's band;
+    ``window_hi[c]`` when the run is empty or c is not on an arc). A :class:`NodePairList` tests these pairs every
+    step instead of listing them: a straight rod's nodes just beyond the window are within the list's reach, so
+    listing them made the list grow with the square of the segments (panda_cable: 7 776 pairs at 1280, ~6 a
+    node). An FEM surface's candidates come in no such order: its bands held few listed pairs and cost more to
+    walk than the list (soft_mat: collision 0.37 -> 0.43 ms a step)."""
     n = candidates.shape[0]
     band_hi = np.empty(n, np.int64)
     for c in range(n):
         i = candidates[c]
         k = window_hi[c] + 1
-        while k < n and chain[i] >= 0 and chain[candidates[k]] == chain[i]:
+        while k < n and on_arc[i] and chain[i] >= 0 and chain[candidates[k]] == chain[i]:
             j = candidates[k]
             rx = rest[i, 0] - rest[j, 0]
             ry = rest[i, 1] - rest[j, 1]
@@ -561,8 +564,9 @@ class NodePairList:
         self.searches = 0  # full searches made (for tests and profiles)
 
     def pairs_within_reach(self, model: Model, pos, radius, vel, chain, rest, candidates, dt: float,
-                           windows=None) -> np.ndarray:
-        """``windows``: :func:`neighbour_windows` of the candidates, if at hand (made here otherwise)."""
+                           windows=None, on_arc=None) -> np.ndarray:
+        """``windows``: :func:`neighbour_windows` of the candidates, if at hand (made here otherwise); ``on_arc``:
+        which points' chains have bands (:func:`chain_bands`; none without it)."""
         margin = model.contact_margin
         if windows is None:
             windows = neighbour_windows(candidates, radius, chain, rest, SELF_CONTACT_ARC)
@@ -572,7 +576,9 @@ class NodePairList:
         if not (self.model is model and self.candidates is candidates
                 and _list_holds(pos, vel, candidates, self.built, self.skin, dt)):
             if not (self.model is model and self.candidates is candidates):
-                self.band_hi = chain_bands(candidates, radius, chain, rest, SELF_CONTACT_ARC, window_hi)
+                if on_arc is None:
+                    on_arc = np.zeros(len(chain), np.bool_)
+                self.band_hi = chain_bands(candidates, radius, chain, rest, SELF_CONTACT_ARC, window_hi, on_arc)
             # wide enough for the nodes' speed now (with a quarter to spare), so that the list holds at least
             # for the step it is built in
             speed = float(np.max(np.sqrt(np.einsum("ij,ij->i", vel[candidates], vel[candidates]))))
@@ -598,12 +604,12 @@ NODE_PAIR_SKIN = 1.0
 #: (sums of radii): past the list's reach on a straight rod (margin + a skin of ``NODE_PAIR_SKIN`` + the
 #: nodes' speed), so that a rod lists only what lies across from it (a next turn, a post's other side)
 NODE_PAIR_BAND = 1.0
-#: a list with more pairs than this per candidate node is given up for the model. A rod lists more the finer
-#: it is (a node diameter of neighbours in the next turn): panda_cable ~2 a node at 320 segments, up to 8.3 at
-#: 1280, where the list takes collision from 0.92 to 0.58 ms in a median step and 0.91 to 0.82 ms on average
-#: (a rebuild, every ~5 steps, searches wider than a plain search); soft_mat lists up to 8.8 (collision 1.03 to
-#: 0.64 ms median). soft_gripper's FEM surface lists over 10, where the list's tests cost more than searching
-#: (2026-11-28; the cap was 3 before)
+#: a list with more pairs than this per candidate node is given up for the model. Before chains had bands, a
+#: rod listed more the finer it was: panda_cable ~1.4 a node at 320 segments and up to 8 at 1280 (over 10 at
+#: some step of its first 30 s, where the list was given up), which the list took collision from 0.92 to 0.58
+#: ms in a median step; with bands it lists 0.00 / 0.01 a node on average (at most 1.0 at 1280). soft_mat
+#: lists up to 8.8 (collision 1.03 to 0.64 ms median). soft_gripper's FEM surface lists over 10, where the
+#: list's tests cost more than searching (2026-11-28; the cap was 3 before)
 NODE_PAIR_LIST_MAX = 10.0
 
 
@@ -675,12 +681,13 @@ def _listed_pairs(pos, radius, vel, chain, rest, candidates, window_hi, band_hi,
 
 
 def detect_node_pairs(model: Model, pos, radius, vel, node, chain, rest, dt: float, candidates=None,
-                      pair_list: NodePairList | None = None, windows=None):
+                      pair_list: NodePairList | None = None, windows=None, on_arc=None):
     """Sphere-sphere D-contacts between node points that belong to a chain (rod and FEM self-contact, rod-rod,
     FEM-FEM, rod-FEM); ``rest``: rest coordinates of each point (see ``contacts.self_contact_layout``);
     ``candidates``: the indices of the node points on a chain, if at hand; ``pair_list``: a
     :class:`NodePairList` to search through (the same pairs; without one, a full search); ``windows``:
-    :func:`neighbour_windows` of the candidates, if at hand.
+    :func:`neighbour_windows` of the candidates, if at hand; ``on_arc``: the points whose chains the list gives
+    bands (:func:`chain_bands`: a rod's nodes).
 
     Returns (pairs (k, 2): i, j; frame (k, 3, 3); gap (k,); position (k, 3)): the normal points from node j to
     node i.
@@ -690,7 +697,7 @@ def detect_node_pairs(model: Model, pos, radius, vel, node, chain, rest, dt: flo
     if len(candidates) < 2:
         pairs = np.zeros((0, 2), np.int64)
     elif pair_list is not None:
-        pairs = pair_list.pairs_within_reach(model, pos, radius, vel, chain, rest, candidates, dt, windows)
+        pairs = pair_list.pairs_within_reach(model, pos, radius, vel, chain, rest, candidates, dt, windows, on_arc)
     else:
         if windows is None:
             windows = neighbour_windows(candidates, radius, chain, rest, SELF_CONTACT_ARC)

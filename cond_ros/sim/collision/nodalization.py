@@ -259,6 +259,8 @@ def _point_layout(model: Model, width: int) -> dict:
     layout["pair_candidates"] = np.flatnonzero(layout["pair_node"] & (layout["chain"] >= 0)).astype(np.int64)
     layout["pair_windows"] = neighbour_windows(layout["pair_candidates"], layout["radius"], layout["chain"],
                                                layout["rest"], SELF_CONTACT_ARC)
+    # a rod's nodes: body points on a chain, at arc positions, added along it (``add_rod``)
+    layout["pair_on_arc"] = (layout["kind"] == SOURCE_BODY_POINT) & (layout["chain"] >= 0)
     return layout
 
 
@@ -362,7 +364,7 @@ def build_contact_set(model: Model, pattern: SystemPattern, state: State, dt: fl
                         dynamic["link_b"]))
     pairs, frame, gap, position = detect_node_pairs(model, pos, radius, vel, layout["pair_node"], layout["chain"],
                                                     layout["rest"], dt, layout["pair_candidates"], pair_list,
-                                                    layout["pair_windows"])
+                                                    layout["pair_windows"], layout["pair_on_arc"])
     if len(pairs):
         i, j = pairs[:, 0], pairs[:, 1]
         rows.add_batch(frame, gap, position, np.full(len(i), -1), point_kind[i], point_index[i],

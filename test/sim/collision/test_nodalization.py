@@ -219,10 +219,11 @@ def test_a_node_pair_list_leaves_a_rods_band_out_and_still_finds_its_pairs(spaci
         vel = rng.normal(0.0, 0.01, (n, 3))
         radius = np.full(n, r)
         chain = np.repeat([0, 1], [len(arc), len(straight)])
-        candidates = np.arange(n, dtype=np.int64) if step == 0 else candidates
+        if step == 0:  # one array: a list answers for the candidates it was built for
+            candidates, on_arc = np.arange(n, dtype=np.int64), np.ones(n, bool)
         expected = all_pairs_within_reach(pos, radius, vel, chain, rest, candidates, model.contact_margin, dt,
                                           SELF_CONTACT_ARC)
-        found = pair_list.pairs_within_reach(model, pos, radius, vel, chain, rest, candidates, dt)
+        found = pair_list.pairs_within_reach(model, pos, radius, vel, chain, rest, candidates, dt, on_arc=on_arc)
         np.testing.assert_array_equal(found, expected)
         in_band = found[:, 1] <= pair_list.band_hi[found[:, 0]]
         found_in_band += int(in_band.sum())
@@ -236,6 +237,11 @@ def test_a_node_pair_list_leaves_a_rods_band_out_and_still_finds_its_pairs(spaci
                            model.contact_margin + pair_list.skin, dt, SELF_CONTACT_ARC, -1.0)
     if spacing < 1e-3:
         assert len(pair_list.pairs) < 0.5 * len(unbanded)
+    # the same points as an FEM surface's (not on an arc): no bands, the same pairs
+    fem_list = NodePairList()
+    found = fem_list.pairs_within_reach(model, pos, radius, vel, chain, rest, candidates, dt)
+    np.testing.assert_array_equal(found, expected)
+    np.testing.assert_array_equal(fem_list.band_hi, hi)
 
 
 def test_a_bands_walk_jumps_no_member_within_reach_where_the_chain_heads_straight_back():
@@ -255,7 +261,8 @@ def test_a_bands_walk_jumps_no_member_within_reach_where_the_chain_heads_straigh
     rest[:, 0] = arc
     candidates = np.arange(n, dtype=np.int64)
     pair_list = NodePairList()
-    found = pair_list.pairs_within_reach(model, pos, radius, vel, chain, rest, candidates, 0.01)
+    found = pair_list.pairs_within_reach(model, pos, radius, vel, chain, rest, candidates, 0.01,
+                                         on_arc=np.ones(n, bool))
     expected = all_pairs_within_reach(pos, radius, vel, chain, rest, candidates, model.contact_margin, 0.01,
                                       SELF_CONTACT_ARC)
     np.testing.assert_array_equal(found, expected)
