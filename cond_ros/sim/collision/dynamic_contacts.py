@@ -550,7 +550,7 @@ class NodePairList:
     2 dt |v_i - v_j|) was within margin + skin then, so testing the listed pairs finds exactly the pairs the
     full search would, in its order. A wound cable's nodes move ~0.2 mm a step: the grid search (~50 us a step
     at 320 rod nodes) runs every few steps instead of every step. The pairs of a chain's band
-    (:func:`chain_bands`) are not listed but tested every step (:func:`_listed_pairs`). Held by one simulator: a
+    (:func:`chain_bands`) are not listed but tested every step (:func:`_band_pairs`). Held by one simulator: a
     list only ever answers for the model and candidates it was built for. A list that would hold more than
     ``NODE_PAIR_LIST_MAX`` pairs a node is given up for its model: every call is a full search then."""
 
@@ -560,6 +560,7 @@ class NodePairList:
         self.built = None  # the candidates' positions at the search
         self.pairs = None
         self.band_hi = None  # chain_bands of the candidates
+        self.banded = False  # whether any band has a member
         self.skin = 0.0
         self.searches = 0  # full searches made (for tests and profiles)
 
@@ -579,6 +580,7 @@ class NodePairList:
                 if on_arc is None:
                     on_arc = np.zeros(len(chain), np.bool_)
                 self.band_hi = chain_bands(candidates, radius, chain, rest, SELF_CONTACT_ARC, window_hi, on_arc)
+                self.banded = bool(np.any(self.band_hi > window_hi))
             # wide enough for the nodes' speed now (with a quarter to spare), so that the list holds at least
             # for the step it is built in
             speed = float(np.max(np.sqrt(np.einsum("ij,ij->i", vel[candidates], vel[candidates]))))
@@ -592,10 +594,12 @@ class NodePairList:
                 self.pairs = None
                 return _node_pairs(pos, radius, vel, chain, rest, candidates, window_hi, margin, dt,
                                    SELF_CONTACT_ARC)
-        return _listed_pairs(pos, radius, vel, chain, rest, candidates, window_hi, self.band_hi, self.pairs, margin,
-                             dt, SELF_CONTACT_ARC)
+        band = (_band_pairs(pos, radius, vel, chain, rest, candidates, window_hi, self.band_hi, margin, dt,
+                            SELF_CONTACT_ARC) if self.banded else _NO_PAIRS)
+        return _listed_pairs(pos, radius, vel, chain, rest, self.pairs, band, margin, dt, SELF_CONTACT_ARC)
 
 
+_NO_PAIRS = np.zeros((0, 2), np.int64)  # writeable like _band_pairs' output: one compiled _listed_pairs
 #: a node pair list's skin in node diameters (beyond what the nodes' speed asks for): wider, fewer searches and
 #: more listed pairs to test each step (panda_cable, 320 segments, dt 10 ms: a search every 5 / 10 steps at 1 / 2
 #: diameters, the node pairs 33 / 38 us a step with the searches, 52 without a list)
@@ -627,9 +631,9 @@ def _list_holds(pos, vel, candidates, built, skin, dt):
 
 
 @kernel
-def _listed_pairs(pos, radius, vel, chain, rest, candidates, window_hi, band_hi, listed, margin, dt, arc_factor):
-    """The pairs within reach now, in :func:`_node_pairs`' order and by its test: for each candidate, those of
-    its band (:func:`chain_bands`), then its pairs in ``listed`` (which holds no band pair).
+def _band_pairs(pos, radius, vel, chain, rest, candidates, window_hi, band_hi, margin, dt, arc_factor):
+    """The pairs of the chains' bands (:func:`chain_bands`) within reach now, by :func:`_node_pairs`' test and in
+    its order.
 
     A band is walked along the chain, jumping the members that cannot be within reach: by the triangle
     inequality, a member further on is at least the current distance less the sum of the steps between
@@ -648,9 +652,8 @@ def _listed_pairs(pos, radius, vel, chain, rest, candidates, window_hi, band_hi,
                                           + (pos[i, 2] - pos[j, 2]) ** 2)
     # 1e-9 to spare: the distances' rounding must never end a band before a pair the test would take
     reach = (2.0 * r_max + margin + 4.0 * dt * v_max) * (1.0 + 1e-9)
-    out = np.empty((max(16, listed.shape[0]), 2), np.int64)
+    out = np.empty((16, 2), np.int64)
     count = 0
-    p = 0
     for c in range(n):
         i = candidates[c]
         k = window_hi[c] + 1
@@ -670,14 +673,37 @@ def _listed_pairs(pos, radius, vel, chain, rest, candidates, window_hi, band_hi,
             k += 1
             while k <= band_hi[c] and arc[k] < beyond:
                 k += 1
-        while p < listed.shape[0] and listed[p, 0] == i:
-            if _within_reach(i, listed[p, 1], pos, radius, vel, chain, rest, margin, dt, arc_factor):
-                out = _grow(out, count)
-                out[count, 0] = i
-                out[count, 1] = listed[p, 1]
-                count += 1
-            p += 1
     return out[:count].copy()
+
+
+@kernel
+def _listed_pairs(pos, radius, vel, chain, rest, listed, band, margin, dt, arc_factor):
+    """The pairs of ``listed`` (in its order) within reach now, by :func:`_node_pairs`' test on each, merged with
+    ``band`` (:func:`_band_pairs`), each node's band pairs before its listed ones (their second nodes come first
+    on its chain): :func:`_node_pairs`' order."""
+    keep = np.empty(listed.shape[0], np.bool_)
+    count = band.shape[0]
+    for p in range(listed.shape[0]):
+        keep[p] = _within_reach(listed[p, 0], listed[p, 1], pos, radius, vel, chain, rest, margin, dt, arc_factor)
+        count += keep[p]
+    out = np.empty((count, 2), np.int64)
+    k = 0
+    b = 0
+    for p in range(listed.shape[0]):
+        while b < band.shape[0] and band[b, 0] <= listed[p, 0]:
+            out[k, 0] = band[b, 0]
+            out[k, 1] = band[b, 1]
+            k += 1
+            b += 1
+        if keep[p]:
+            out[k, 0] = listed[p, 0]
+            out[k, 1] = listed[p, 1]
+            k += 1
+    for b in range(b, band.shape[0]):
+        out[k, 0] = band[b, 0]
+        out[k, 1] = band[b, 1]
+        k += 1
+    return out
 
 
 def detect_node_pairs(model: Model, pos, radius, vel, node, chain, rest, dt: float, candidates=None,
