@@ -422,13 +422,8 @@ def chain_bands(candidates, radius, chain, rest, arc_factor, window_hi, on_arc):
     for c in range(n):
         i = candidates[c]
         k = window_hi[c] + 1
-        while k < n and on_arc[i] and chain[i] >= 0 and chain[candidates[k]] == chain[i]:
-            j = candidates[k]
-            rx = rest[i, 0] - rest[j, 0]
-            ry = rest[i, 1] - rest[j, 1]
-            rz = rest[i, 2] - rest[j, 2]
-            if np.sqrt(rx * rx + ry * ry + rz * rz) > (arc_factor + NODE_PAIR_BAND) * (radius[i] + radius[j]):
-                break
+        while k < n and on_arc[i] and _neighbours_at_rest(i, candidates[k], radius, chain, rest,
+                                                          arc_factor + NODE_PAIR_BAND):
             k += 1
         band_hi[c] = k - 1
     return band_hi
